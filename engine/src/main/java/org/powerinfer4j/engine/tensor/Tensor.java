@@ -1,0 +1,48 @@
+package org.powerinfer4j.engine.tensor;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
+ * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
+ * The data segment is never copied to the heap.
+ */
+public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data) {
+
+    public Tensor {
+        ne = ne.clone();
+    }
+
+    public long elementCount() {
+        long n = 1;
+        for (long d : ne) n = Math.multiplyExact(n, d);
+        return n;
+    }
+
+    /** Length of one row (ne[0]). */
+    public int rowLength() {
+        return Math.toIntExact(ne[0]);
+    }
+
+    /** Number of rows: product of ne[1..]. */
+    public int rows() {
+        long r = 1;
+        for (int i = 1; i < ne.length; i++) r = Math.multiplyExact(r, ne[i]);
+        return Math.toIntExact(r);
+    }
+
+    /** Bytes of one row. */
+    public long rowBytes() {
+        return type.byteSize(ne[0]);
+    }
+
+    /** Byte offset of row {@code r} within {@link #data()}. */
+    public long rowOffset(long r) {
+        return r * rowBytes();
+    }
+
+    public String shapeString() {
+        return Arrays.toString(ne);
+    }
+}
