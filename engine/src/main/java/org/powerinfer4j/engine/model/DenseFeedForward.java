@@ -1,0 +1,70 @@
+package org.powerinfer4j.engine.model;
+
+import org.powerinfer4j.engine.kernels.FloatKernels;
+import org.powerinfer4j.engine.kernels.Kernels;
+import org.powerinfer4j.engine.kernels.RowKernel;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Dense FFN: h = act(gate·x, up·x) for every neuron, then down·h. With a neuron-major down projection
+ * ({@code ffn_down_t}, PowerInfer files) the product is y = Σ_r h_r · down_t[r,:], computed per thread over a
+ * static slice of the output columns so the sum order is fixed (deterministic for any thread count).
+ */
+public final class DenseFeedForward implements FeedForward {
+    private final FfnActivation activation;
+
+    public DenseFeedForward(FfnActivation activation) {
+        this.activation = activation;
+    }
+
+    @Override
+    public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
+        int ff = w.ffnUp().rows();
+        if (w.ffnGate() != null) Transformer.project(pool, w.ffnGate(), s.xb, batch, s.hb);
+        Transformer.project(pool, w.ffnUp(), s.xb, batch, s.hb2);
+        activate(activation, s.hb, s.hb2, batch * ff, w.ffnGate() != null);
+        if (w.ffnDown() != null) Transformer.project(pool, w.ffnDown(), s.hb, batch, s.xb2);
+        else downTransposed(pool, w.ffnDownT(), s.hb, batch, s.xb2);
+    }
+
+    /** hb = act(hb (gate), hb2 (up)), in place into hb. Without a gate, hb = act(hb2). */
+    static void activate(FfnActivation a, float[] gate, float[] up, int n, boolean hasGate) {
+        for (int i = 0; i < n; i++) {
+            float u = up[i];
+            if (!hasGate) {
+                gate[i] = Math.max(u, 0f);
+                continue;
+            }
+            float g = gate[i];
+            gate[i] = switch (a) {
+                case SWIGLU -> g / (1.0f + (float) Math.exp(-g)) * u;
+                case REGLU -> g > 0 ? g * u : 0f;
+                case DRELU -> g > 0 && u > 0 ? g * u : 0f;
+            };
+        }
+    }
+
+    /** y[b] = Σ_r h[b][r] · downT[r,:]; each thread owns a column slice of y, rows dequantized block-wise. */
+    static void downTransposed(WorkerPool pool, Tensor downT, float[] h, int batch, float[] y) {
+        int dim = downT.rowLength(), ff = downT.rows();
+        RowKernel k = Kernels.forType(downT.type());
+        int granule = downT.type().blockSize;
+        java.util.Arrays.fill(y, 0, batch * dim, 0f);
+        pool.forRange(dim, Math.max(granule, 16), (from, to, thread) -> {
+            int n = to - from;
+            float[] row = new float[n];
+            long colByte = downT.type().byteSize(from);
+            for (int r = 0; r < ff; r++) {
+                boolean any = false;
+                for (int b = 0; b < batch && !any; b++) any = h[b * ff + r] != 0f;
+                if (!any) continue;
+                k.dequantize(downT.data(), downT.rowOffset(r) + colByte, row, 0, n);
+                for (int b = 0; b < batch; b++) {
+                    float hv = h[b * ff + r];
+                    if (hv != 0f) FloatKernels.axpy(hv, row, 0, y, b * dim + from, n);
+                }
+            }
+        });
+    }
+}

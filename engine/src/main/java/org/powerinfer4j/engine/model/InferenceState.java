@@ -1,0 +1,42 @@
+package org.powerinfer4j.engine.model;
+
+/**
+ * Per-session scratch buffers for the forward pass, sized for up to {@code maxBatch} tokens at once, plus
+ * the session's KV cache. Activations live on the heap (they are small and hot); weights never do.
+ */
+public final class InferenceState implements AutoCloseable {
+    final int maxBatch;
+    final float[] x, xb, xb2, q, k, v, att, hb, hb2;
+    final float[][] scores;       // per worker thread: attention scores over the context
+    final float[] logits;         // logits of the last token of the last forward call
+    final KVCache kv;
+
+    public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads) {
+        this.maxBatch = maxBatch;
+        x = new float[maxBatch * c.dim()];
+        xb = new float[maxBatch * Math.max(c.dim(), c.qDim())];
+        xb2 = new float[maxBatch * c.dim()];
+        q = new float[maxBatch * c.qDim()];
+        k = new float[maxBatch * c.kvDim()];
+        v = new float[maxBatch * c.kvDim()];
+        att = new float[maxBatch * c.qDim()];
+        hb = new float[maxBatch * c.ffDim()];
+        hb2 = new float[maxBatch * c.ffDim()];
+        scores = new float[threads][contextLength];
+        logits = new float[c.vocabSize()];
+        kv = new KVCache(c.layers(), contextLength, c.kvDim());
+    }
+
+    public KVCache kv() {
+        return kv;
+    }
+
+    public float[] logits() {
+        return logits;
+    }
+
+    @Override
+    public void close() {
+        kv.close();
+    }
+}

@@ -1,0 +1,130 @@
+package org.powerinfer4j.engine.sampling;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * The sampler chain, in llama.cpp's order: repetition penalty → top-k → top-p → min-p → temperature → draw.
+ * Greedy (temperature ≤ 0) is a plain argmax after the penalty. Draws come from a {@link SplittableRandom}
+ * seeded once, so a fixed seed gives the same tokens whatever the thread count (logits do not depend on it).
+ */
+public final class Sampler {
+    private final SamplingParams p;
+    private final SplittableRandom random;
+    private int[] idx = new int[0];
+    private float[] work = new float[0];
+
+    public Sampler(SamplingParams params) {
+        this.p = params;
+        this.random = new SplittableRandom(params.seed());
+    }
+
+    public SamplingParams params() {
+        return p;
+    }
+
+    /**
+     * Picks the next token. {@code history}/{@code historyLength} are the tokens so far (for the repetition
+     * penalty). {@code logits} is not modified.
+     */
+    public int sample(float[] logits, int[] history, int historyLength) {
+        int n = logits.length;
+        if (work.length != n) {
+            work = new float[n];
+            idx = new int[n];
+        }
+        System.arraycopy(logits, 0, work, 0, n);
+        applyRepetitionPenalty(work, history, historyLength);
+        if (p.greedy()) return argmax(work);
+
+        // candidates sorted by logit, cut to top-k
+        int k = p.topK() > 0 ? Math.min(p.topK(), n) : n;
+        int count = topIndices(work, k, idx);
+
+        // softmax over the candidates (before temperature, as llama.cpp's top-p/min-p see them)
+        double[] probs = softmax(work, idx, count, 1f);
+        if (p.topP() < 1f) {
+            double cum = 0;
+            int keep = count;
+            for (int i = 0; i < count; i++) {
+                cum += probs[i];
+                if (cum >= p.topP()) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+            count = Math.max(1, keep);
+        }
+        if (p.minP() > 0f) {
+            double threshold = probs[0] * p.minP();
+            int keep = 1;
+            while (keep < count && probs[keep] >= threshold) keep++;
+            count = keep;
+        }
+        probs = softmax(work, idx, count, p.temperature());
+        double r = random.nextDouble();
+        double cum = 0;
+        for (int i = 0; i < count; i++) {
+            cum += probs[i];
+            if (r < cum) return idx[i];
+        }
+        return idx[count - 1];
+    }
+
+    private void applyRepetitionPenalty(float[] l, int[] history, int len) {
+        if (p.repeatPenalty() == 1f || p.repeatLastN() == 0 || history == null) return;
+        int from = Math.max(0, len - p.repeatLastN());
+        // penalise each distinct token once, like llama.cpp's token-count map
+        int[] seen = Arrays.copyOfRange(history, from, len);
+        Arrays.sort(seen);
+        for (int i = 0; i < seen.length; i++) {
+            if (i > 0 && seen[i] == seen[i - 1]) continue;
+            int t = seen[i];
+            if (t < 0 || t >= l.length) continue;
+            l[t] = l[t] > 0 ? l[t] / p.repeatPenalty() : l[t] * p.repeatPenalty();
+        }
+    }
+
+    /** Index of the largest value; ties go to the lowest index (as llama.cpp's greedy sampler). */
+    public static int argmax(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
+        return best;
+    }
+
+    /** Fills {@code out[0..k)} with the indices of the k largest values, in descending order. */
+    static int topIndices(float[] v, int k, int[] out) {
+        int n = v.length;
+        if (k == n) {
+            Integer[] boxed = new Integer[n];
+            for (int i = 0; i < n; i++) boxed[i] = i;
+            Arrays.sort(boxed, (a, b) -> v[a] != v[b] ? Float.compare(v[b], v[a]) : Integer.compare(a, b));
+            for (int i = 0; i < n; i++) out[i] = boxed[i];
+            return n;
+        }
+        // insertion into a small sorted buffer: O(n·log k) comparisons for the usual k ≤ 100
+        int size = 0;
+        for (int i = 0; i < n; i++) {
+            float x = v[i];
+            if (size == k && x <= v[out[size - 1]]) continue;
+            int pos = size == k ? k - 1 : size++;
+            while (pos > 0 && v[out[pos - 1]] < x) {
+                out[pos] = out[pos - 1];
+                pos--;
+            }
+            out[pos] = i;
+        }
+        return size;
+    }
+
+    private static double[] softmax(float[] l, int[] idx, int count, float temperature) {
+        double[] pr = new double[count];
+        double max = l[idx[0]] / temperature, sum = 0;
+        for (int i = 0; i < count; i++) {
+            pr[i] = Math.exp(l[idx[i]] / temperature - max);
+            sum += pr[i];
+        }
+        for (int i = 0; i < count; i++) pr[i] /= sum;
+        return pr;
+    }
+}
