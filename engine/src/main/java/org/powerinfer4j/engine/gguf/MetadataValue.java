@@ -56,7 +56,12 @@ public record MetadataValue(GGUFValueType type, GGUFValueType elementType, Objec
 
     /** Short human-readable form: arrays longer than {@code maxItems} are summarised. */
     public String display(int maxItems) {
-        if (!isArray()) return type == GGUFValueType.STRING ? quote((String) value) : String.valueOf(value);
+        if (!isArray()) return switch (type) {
+            case STRING -> quote((String) value);
+            case UINT8, UINT16, UINT32 -> String.valueOf(asLong());
+            case UINT64 -> Long.toUnsignedString((Long) value);
+            default -> String.valueOf(value);
+        };
         int n = arrayLength();
         StringBuilder sb = new StringBuilder("[");
         for (int i = 0; i < Math.min(n, maxItems); i++) {

@@ -1,0 +1,66 @@
+package org.powerinfer4j.cli;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.powerinfer4j.engine.api.GenerationParams;
+import org.powerinfer4j.engine.api.GenerationResult;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.Session;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code generate}: complete a prompt, streaming the text to stdout and timings to stderr. */
+@Command(name = "generate", mixinStandardHelpOptions = true, description = "Generate text from a prompt.")
+public final class GenerateCommand implements Callable<Integer> {
+    @Mixin ModelOptionsMixin model;
+    @Mixin SamplingMixin sampling;
+
+    static final class PromptSource {
+        @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Prompt text.")
+        String text;
+
+        @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "Read the prompt from a file.")
+        Path file;
+    }
+
+    @ArgGroup(exclusive = true)
+    PromptSource prompt;
+
+    @Option(names = {"-n", "--n-predict"}, defaultValue = "-1", paramLabel = "N",
+            description = "Tokens to generate; -1 = until end of text or full context (default: ${DEFAULT-VALUE}).")
+    int nPredict;
+
+    @Option(names = "--ignore-eos", description = "Keep generating past end-of-generation tokens.")
+    boolean ignoreEos;
+
+    @Option(names = "--no-display-prompt", description = "Do not echo the prompt.")
+    boolean noDisplayPrompt;
+
+    @Override
+    public Integer call() throws Exception {
+        String text = prompt == null ? "" : prompt.file != null ? Files.readString(prompt.file, StandardCharsets.UTF_8) : prompt.text;
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+        try (Model m = model.open(); Session s = m.newSession()) {
+            int[] ids = m.tokenizer().encode(text, true, false);
+            if (!noDisplayPrompt) out.print(text);
+            out.flush();
+            GenerationParams params = GenerationParams.defaults().withMaxTokens(nPredict)
+                    .withSampling(sampling.toParams()).withStopAtEndOfGeneration(!ignoreEos);
+            GenerationResult r = s.generate(ids, params, (id, piece) -> {
+                out.print(piece);
+                out.flush();
+                return true;
+            });
+            out.println();
+            System.err.printf("%nload: %d ms | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s | stop: %s%n",
+                    m.loadMillis(), r.promptTokens().length, r.promptTokensPerSecond(),
+                    r.generatedTokens().length, r.generationTokensPerSecond(), r.stopReason());
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,42 @@
+package org.powerinfer4j.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.ModelOptions;
+import org.powerinfer4j.engine.model.FfnActivation;
+import picocli.CommandLine.Option;
+
+/** Options shared by every command that loads a model (flag names as in llama.cpp). */
+public final class ModelOptionsMixin {
+    @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL", description = "GGUF model file.")
+    Path model;
+
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Compute threads (default: all cores).")
+    Integer threads;
+
+    @Option(names = {"-c", "--ctx-size"}, paramLabel = "N", defaultValue = "0",
+            description = "Context length (default: the model's, capped at " + ModelOptions.DEFAULT_CONTEXT_CAP + ").")
+    int contextLength;
+
+    @Option(names = {"-b", "--batch-size"}, paramLabel = "N", defaultValue = "64", description = "Prompt tokens per forward chunk (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--ffn-act", paramLabel = "silu|relu|drelu",
+            description = "Override the FFN activation (for ReLU models stored as plain llama GGUFs).")
+    String activation;
+
+    public ModelOptions toOptions() {
+        ModelOptions o = ModelOptions.defaults().withContextLength(contextLength).withBatchSize(batchSize);
+        if (threads != null) o = o.withThreads(threads);
+        if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
+        return o;
+    }
+
+    public Model open() throws IOException {
+        if (!Files.exists(model)) throw new java.nio.file.NoSuchFileException(model.toString());
+        if (Files.isDirectory(model)) throw new IOException(model + " is a directory, not a GGUF file");
+        return Model.open(model, toOptions());
+    }
+}
