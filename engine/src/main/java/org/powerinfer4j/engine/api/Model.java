@@ -5,6 +5,13 @@ import java.nio.file.Path;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.DenseFeedForward;
+import org.powerinfer4j.engine.model.FeedForward;
+import org.powerinfer4j.engine.model.LayerWeights;
+import org.powerinfer4j.engine.sparse.SparseFeedForward;
+import org.powerinfer4j.engine.sparse.SparseMode;
+import org.powerinfer4j.engine.sparse.SparsityStats;
+import org.powerinfer4j.engine.sparse.TransposedDown;
+import org.powerinfer4j.engine.tensor.Tensor;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.model.ModelWeights;
@@ -34,6 +41,10 @@ public final class Model implements AutoCloseable {
     private final ModelOptions options;
     private final int contextLength;
     private final long loadMillis;
+    private final SparseMode sparseMode;
+    private final SparsityStats stats;
+    private TransposedDown transposedDown;
+    private float sparseThreshold = Float.NaN;
 
     private Model(GGUFFile file, ModelConfig config, ModelWeights weights, Tokenizer tokenizer, ModelOptions options, long loadMillis) {
         this.file = file;
@@ -41,7 +52,9 @@ public final class Model implements AutoCloseable {
         this.weights = weights;
         this.tokenizer = tokenizer;
         this.options = options;
-        this.transformer = new Transformer(config, weights, new DenseFeedForward(config.activation()));
+        this.sparseMode = chooseSparseMode(config, weights, options);
+        this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
+        this.transformer = new Transformer(config, weights, feedForward());
         this.pool = new WorkerPool(options.threads());
         int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = Math.max(1, ctx);
@@ -64,6 +77,46 @@ public final class Model implements AutoCloseable {
         }
     }
 
+    /** Picks the FFN mode: as asked, else predict with predictors, exact for ReLU models, off for dense ones. */
+    static SparseMode chooseSparseMode(ModelConfig c, ModelWeights w, ModelOptions o) {
+        boolean predictors = java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor());
+        SparseMode m = o.sparseMode();
+        if (m == null) return predictors && c.activation().isRelu() ? SparseMode.PREDICT : c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
+        if (m != SparseMode.OFF && !c.activation().isRelu())
+            throw new ModelException("--sparse " + m.name().toLowerCase() + " needs a ReLU-family model, but this one uses "
+                    + c.activation() + " (pass --ffn-act relu if its FFN is ReLU)");
+        if (m == SparseMode.PREDICT && !predictors)
+            throw new ModelException("--sparse predict needs activation predictors (blk.N.fc1/fc2), which this file lacks; use --sparse exact");
+        return m;
+    }
+
+    private FeedForward feedForward() {
+        if (sparseMode == SparseMode.OFF)
+            return config.activation().isRelu() && stats != null ? SparseFeedForward.denseWithStats(config.activation(), stats)
+                    : new DenseFeedForward(config.activation());
+        Tensor[] downT = new Tensor[config.layers()];
+        int maxHidden = 1;
+        for (int i = 0; i < downT.length; i++) {
+            LayerWeights l = weights.layers()[i];
+            if (l.ffnDownT() != null) downT[i] = l.ffnDownT();
+            else {
+                if (transposedDown == null) transposedDown = new TransposedDown();
+                downT[i] = transposedDown.transpose(l.ffnDown());
+            }
+            if (l.predictorFc1() != null) maxHidden = Math.max(maxHidden, l.predictorFc1().rows());
+        }
+        sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
+        return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
+                sparseMode == SparseMode.PREDICT && options.sparseStats());
+    }
+
+    /** The FFN mode in use. */
+    public SparseMode sparseMode() { return sparseMode; }
+    /** The predictor threshold in use (NaN unless predict mode). */
+    public float sparseThreshold() { return sparseThreshold; }
+    /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
+    public SparsityStats sparsityStats() { return stats; }
+
     public Session newSession() {
         return new Session(this, contextLength);
     }
@@ -81,6 +134,7 @@ public final class Model implements AutoCloseable {
     @Override
     public void close() {
         pool.close();
+        if (transposedDown != null) transposedDown.close();
         file.close();
     }
 }

@@ -1,6 +1,7 @@
 package org.powerinfer4j.engine.api;
 
 import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.sparse.SparseMode;
 
 /**
  * How to open a model.
@@ -11,8 +12,15 @@ import org.powerinfer4j.engine.model.FfnActivation;
  * @param batchSize     tokens per prefill chunk ({@code -b})
  * @param activation    FFN activation override (null = from the file); needed for ReLU models stored as
  *                      plain llama GGUFs, where nothing in the file says the FFN is ReLU
+ * @param sparseMode    {@code --sparse}; null = automatic: predict when the file has predictors, exact for
+ *                      ReLU models, off for dense (SwiGLU) models
+ * @param sparseThreshold predictor threshold ({@code --sparse-threshold}); NaN = the file's
+ *                      {@code powerinfer.sparse_threshold} (default 0)
+ * @param sparseStats   collect per-layer activation statistics (in predict mode this also computes the
+ *                      true activations to measure recall and precision, which costs a dense gate product)
  */
-public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation) {
+public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
+                           SparseMode sparseMode, float sparseThreshold, boolean sparseStats) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
@@ -22,11 +30,14 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b); }
 }

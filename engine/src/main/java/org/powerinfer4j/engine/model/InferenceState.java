@@ -27,6 +27,30 @@ public final class InferenceState implements AutoCloseable {
         kv = new KVCache(c.layers(), contextLength, c.kvDim());
     }
 
+    private Object ffnScratch;
+
+    /** Normed FFN input, [batch][dim]. */
+    public float[] ffnInput() { return xb; }
+    /** Residual stream (after attention, before the FFN norm), [batch][dim]: the predictors' input. */
+    public float[] residual() { return x; }
+    /** Gate pre-activations, then activations h, [batch][n_ff]. */
+    public float[] ffnGate() { return hb; }
+    /** Up projections, [batch][n_ff]. */
+    public float[] ffnUp() { return hb2; }
+    /** FFN output, [batch][dim]. */
+    public float[] ffnOutput() { return xb2; }
+
+    /** Per-session scratch owned by the model's {@link FeedForward} implementation, created on first use. */
+    @SuppressWarnings("unchecked")
+    public <T> T ffnScratch(java.util.function.Supplier<T> create) {
+        if (ffnScratch == null) ffnScratch = create.get();
+        return (T) ffnScratch;
+    }
+
+    public int maxBatch() {
+        return maxBatch;
+    }
+
     public KVCache kv() {
         return kv;
     }
