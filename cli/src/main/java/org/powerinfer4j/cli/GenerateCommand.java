@@ -41,11 +41,14 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--no-display-prompt", description = "Do not echo the prompt.")
     boolean noDisplayPrompt;
 
+    @Option(names = "--stats", description = "Print per-layer FFN sparsity statistics (in predict mode also measures predictor recall/precision, at the cost of a dense gate product).")
+    boolean stats;
+
     @Override
     public Integer call() throws Exception {
         String text = prompt == null ? "" : prompt.file != null ? Files.readString(prompt.file, StandardCharsets.UTF_8) : prompt.text;
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
-        try (Model m = model.open(); Session s = m.newSession()) {
+        try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession()) {
             int[] ids = m.tokenizer().encode(text, true, false);
             if (!noDisplayPrompt) out.print(text);
             out.flush();
@@ -60,6 +63,11 @@ public final class GenerateCommand implements Callable<Integer> {
             System.err.printf("%nload: %d ms | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s | stop: %s%n",
                     m.loadMillis(), r.promptTokens().length, r.promptTokensPerSecond(),
                     r.generatedTokens().length, r.generationTokensPerSecond(), r.stopReason());
+            if (m.sparsityStats() != null && (stats || m.sparseMode() != org.powerinfer4j.engine.sparse.SparseMode.OFF)) {
+                System.err.printf("ffn: --sparse %s%s, %.1f%% of neurons computed per token%n", m.sparseMode().name().toLowerCase(),
+                        Float.isNaN(m.sparseThreshold()) ? "" : " (threshold " + m.sparseThreshold() + ")", 100 * m.sparsityStats().meanPredictedFraction());
+                if (stats) System.err.print(m.sparsityStats().format());
+            }
         }
         return 0;
     }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.sparse.SparseMode;
 import picocli.CommandLine.Option;
 
 /** Options shared by every command that loads a model (flag names as in llama.cpp). */
@@ -27,16 +28,32 @@ public final class ModelOptionsMixin {
             description = "Override the FFN activation (for ReLU models stored as plain llama GGUFs).")
     String activation;
 
+    @Option(names = "--sparse", paramLabel = "off|exact|predict",
+            description = "FFN sparsity: off = dense; exact = skip zero ReLU neurons (lossless); predict = PowerInfer's predictor-gated path. "
+                    + "Default: predict when the file has predictors, exact for ReLU models, off for dense models.")
+    String sparse;
+
+    @Option(names = "--sparse-threshold", paramLabel = "T",
+            description = "Predictor threshold: neuron computed iff its predictor logit >= T (default: the file's powerinfer.sparse_threshold, else 0).")
+    Float sparseThreshold;
+
     public ModelOptions toOptions() {
         ModelOptions o = ModelOptions.defaults().withContextLength(contextLength).withBatchSize(batchSize);
+        if (sparse != null) o = o.withSparseMode(SparseMode.parse(sparse));
+        if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
         if (threads != null) o = o.withThreads(threads);
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
         return o;
     }
 
-    public Model open() throws IOException {
+    /** The model path, checked to be an existing regular file. */
+    public Path checkedPath() throws IOException {
         if (!Files.exists(model)) throw new java.nio.file.NoSuchFileException(model.toString());
         if (Files.isDirectory(model)) throw new IOException(model + " is a directory, not a GGUF file");
-        return Model.open(model, toOptions());
+        return model;
+    }
+
+    public Model open() throws IOException {
+        return Model.open(checkedPath(), toOptions());
     }
 }

@@ -1,0 +1,57 @@
+package org.powerinfer4j.engine.api;
+
+import java.util.SplittableRandom;
+
+/**
+ * llama-bench's two measurements on a loaded model. {@code pp N}: one forward pass over N random prompt tokens
+ * from an empty cache (prefill throughput). {@code tg N}: N single-token forward passes from an empty cache
+ * (decode throughput). Each test runs once untimed (warm-up: JIT, page cache), then {@code reps} timed runs.
+ */
+public final class Benchmark {
+    private Benchmark() {}
+
+    /** Mean ± sample standard deviation of tokens/s over the timed repetitions. */
+    public record Result(String test, int tokens, double meanTokensPerSecond, double stdTokensPerSecond, double[] samples) {}
+
+    public static Result prefill(Model model, int tokens, int reps) {
+        return run(model, "pp" + tokens, tokens, reps, true);
+    }
+
+    public static Result decode(Model model, int tokens, int reps) {
+        return run(model, "tg" + tokens, tokens, reps, false);
+    }
+
+    private static Result run(Model model, String name, int tokens, int reps, boolean prefill) {
+        if (tokens < 1 || tokens > model.contextLength())
+            throw new IllegalArgumentException(name + ": " + tokens + " tokens do not fit the context of " + model.contextLength() + " (raise -c)");
+        int[] ids = randomTokens(model, tokens);
+        double[] tps = new double[reps];
+        try (Session s = model.newSession()) {
+            for (int rep = -1; rep < reps; rep++) {
+                s.reset();
+                long t0 = System.nanoTime();
+                if (prefill) s.evaluateNoCopy(ids);
+                else for (int id : ids) s.evaluateNoCopy(id);
+                double secs = (System.nanoTime() - t0) / 1e9;
+                if (rep >= 0) tps[rep] = tokens / secs;
+            }
+        }
+        double mean = 0;
+        for (double v : tps) mean += v;
+        mean /= reps;
+        double var = 0;
+        for (double v : tps) var += (v - mean) * (v - mean);
+        double std = reps > 1 ? Math.sqrt(var / (reps - 1)) : 0;
+        return new Result(name, tokens, mean, std, tps);
+    }
+
+    /** Deterministic random ids, avoiding the first few (often special) tokens, like llama-bench. */
+    static int[] randomTokens(Model model, int n) {
+        SplittableRandom r = new SplittableRandom(42);
+        int vocab = model.config().vocabSize();
+        int lo = Math.min(3, vocab - 1);
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) ids[i] = lo + r.nextInt(vocab - lo);
+        return ids;
+    }
+}
