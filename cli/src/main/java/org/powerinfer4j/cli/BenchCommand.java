@@ -28,9 +28,6 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-n", "--n-gen"}, split = ",", defaultValue = "128", description = "Generation lengths for tg tests (default: ${DEFAULT-VALUE}; 0 = none).")
     List<Integer> gens;
 
-    @Option(names = "--threads-list", split = ",", paramLabel = "T1,T2", description = "Thread counts to test (default: -t or all cores).")
-    List<Integer> threadList;
-
     @Option(names = {"-r", "--repetitions"}, defaultValue = "5", description = "Timed repetitions per test (default: ${DEFAULT-VALUE}); one warm-up run is excluded.")
     int reps;
 
@@ -40,7 +37,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (reps < 1) throw new IllegalArgumentException("-r must be >= 1");
-        List<Integer> threads = threadList != null ? threadList : List.of(model.toOptions().threads());
+        model.allowThreadList = true;
+        List<Integer> threads = !model.threadCounts().isEmpty() ? model.threadCounts() : List.of(model.toOptions().threads());
         List<Map<String, Object>> rows = new ArrayList<>();
         int maxTokens = 0;
         for (int p : prompts) maxTokens = Math.max(maxTokens, p);

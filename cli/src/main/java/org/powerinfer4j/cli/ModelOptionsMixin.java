@@ -14,8 +14,9 @@ public final class ModelOptionsMixin {
     @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL", description = "GGUF model file.")
     Path model;
 
-    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "Compute threads (default: all cores).")
-    Integer threads;
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", split = ",",
+            description = "Compute threads (default: all cores). bench accepts a list, e.g. -t 1,2.")
+    java.util.List<Integer> threads;
 
     @Option(names = {"-c", "--ctx-size"}, paramLabel = "N", defaultValue = "0",
             description = "Context length (default: the model's, capped at " + ModelOptions.DEFAULT_CONTEXT_CAP + ").")
@@ -37,11 +38,21 @@ public final class ModelOptionsMixin {
             description = "Predictor threshold: neuron computed iff its predictor logit >= T (default: the file's powerinfer.sparse_threshold, else 0).")
     Float sparseThreshold;
 
+    /** The thread counts given with -t (bench runs each); empty when not given. */
+    public java.util.List<Integer> threadCounts() {
+        return threads == null ? java.util.List.of() : threads;
+    }
+
+    /** Set by commands (bench) that run once per listed thread count. */
+    boolean allowThreadList;
+
     public ModelOptions toOptions() {
+        if (threads != null && threads.size() > 1 && !allowThreadList)
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "-t takes one thread count here; lists are for bench");
         ModelOptions o = ModelOptions.defaults().withContextLength(contextLength).withBatchSize(batchSize);
         if (sparse != null) o = o.withSparseMode(SparseMode.parse(sparse));
         if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
-        if (threads != null) o = o.withThreads(threads);
+        if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
         return o;
     }
