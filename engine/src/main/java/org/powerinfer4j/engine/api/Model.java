@@ -110,6 +110,11 @@ public final class Model implements AutoCloseable {
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
     }
 
+    /** Observes every layer's FFN inputs and activations (profiling, predictor training); null removes it. */
+    public void setFfnObserver(org.powerinfer4j.engine.model.FfnObserver observer) {
+        transformer.setFfnObserver(observer);
+    }
+
     /** The FFN mode in use. */
     public SparseMode sparseMode() { return sparseMode; }
     /** The predictor threshold in use (NaN unless predict mode). */

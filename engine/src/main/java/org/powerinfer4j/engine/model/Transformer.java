@@ -23,6 +23,7 @@ public final class Transformer {
     private final ModelWeights w;
     private final FeedForward ffn;
     private final float[] ropeInvFreq;
+    private volatile FfnObserver ffnObserver;
 
     public Transformer(ModelConfig c, ModelWeights w, FeedForward ffn) {
         this.c = c;
@@ -48,6 +49,11 @@ public final class Transformer {
 
     public FeedForward feedForward() {
         return ffn;
+    }
+
+    /** Installs (or with null removes) an observer of FFN activations. */
+    public void setFfnObserver(FfnObserver observer) {
+        this.ffnObserver = observer;
     }
 
     /**
@@ -91,6 +97,8 @@ public final class Transformer {
 
             for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.ffnNorm(), dim);
             ffn.compute(pool, l, lw, s, batch); // reads s.xb (normed) and s.x (residual), writes s.xb2
+            FfnObserver obs = ffnObserver;
+            if (obs != null) obs.onFfn(l, batch, s.x, dim, s.hb, lw.ffnUp().rows());
             for (int i = 0; i < batch * dim; i++) s.x[i] += s.xb2[i];
         }
     }
