@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.api;
 
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sparse.SparseMode;
+import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
  * How to open a model.
@@ -18,26 +19,29 @@ import org.powerinfer4j.engine.sparse.SparseMode;
  *                      {@code powerinfer.sparse_threshold} (default 0)
  * @param sparseStats   collect per-layer activation statistics (in predict mode this also computes the
  *                      true activations to measure recall and precision, which costs a dense gate product)
+ * @param kvCacheType   F16 (default, as llama.cpp) or F32 keys/values
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
-                           SparseMode sparseMode, float sparseThreshold, boolean sparseStats) {
+                           SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, is " + threads);
         if (contextLength < 0) throw new IllegalArgumentException("context length must be >= 0, is " + contextLength);
         if (batchSize < 1) throw new IllegalArgumentException("batch size must be >= 1, is " + batchSize);
+        if (kvCacheType != GGMLType.F16 && kvCacheType != GGMLType.F32) throw new IllegalArgumentException("KV cache type must be f16 or f32");
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats); }
-    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats); }
-    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats); }
-    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType); }
+    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType); }
 }

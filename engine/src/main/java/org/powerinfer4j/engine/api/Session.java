@@ -22,7 +22,8 @@ public final class Session implements AutoCloseable {
     Session(Model model, int contextLength) {
         this.model = model;
         this.contextLength = contextLength;
-        this.state = new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads());
+        this.state = new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(),
+                model.options().kvCacheType());
         this.tokens = new int[Math.min(contextLength, 1024)];
     }
 

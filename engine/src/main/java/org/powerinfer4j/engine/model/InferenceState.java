@@ -11,7 +11,7 @@ public final class InferenceState implements AutoCloseable {
     final float[] logits;         // logits of the last token of the last forward call
     final KVCache kv;
 
-    public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads) {
+    public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType) {
         this.maxBatch = maxBatch;
         x = new float[maxBatch * c.dim()];
         xb = new float[maxBatch * Math.max(c.dim(), c.qDim())];
@@ -24,7 +24,7 @@ public final class InferenceState implements AutoCloseable {
         hb2 = new float[maxBatch * c.ffDim()];
         scores = new float[threads][contextLength];
         logits = new float[c.vocabSize()];
-        kv = new KVCache(c.layers(), contextLength, c.kvDim());
+        kv = new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
     }
 
     private Object ffnScratch;

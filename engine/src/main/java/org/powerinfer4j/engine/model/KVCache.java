@@ -3,30 +3,43 @@ package org.powerinfer4j.engine.model;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
- * Off-heap key/value cache: per layer, {@code contextLength} rows of {@code kvDim} F32 keys and values.
- * Owned by one session; {@link #close()} frees it.
+ * Off-heap key/value cache: per layer, {@code contextLength} rows of {@code kvDim} keys and values, stored as
+ * F16 (llama.cpp's default, half the memory) or F32. Owned by one session; {@link #close()} frees it.
  */
 public final class KVCache implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment keys, values;
     private final int layers, contextLength, kvDim;
     private final long layerBytes, rowBytes;
+    private final GGMLType type;
 
-    public KVCache(int layers, int contextLength, int kvDim) {
+    public KVCache(int layers, int contextLength, int kvDim, GGMLType type) {
+        if (type != GGMLType.F32 && type != GGMLType.F16) throw new IllegalArgumentException("KV cache type must be F16 or F32, not " + type);
         this.layers = layers;
         this.contextLength = contextLength;
         this.kvDim = kvDim;
-        this.rowBytes = 4L * kvDim;
+        this.type = type;
+        this.rowBytes = (long) (type == GGMLType.F16 ? 2 : 4) * kvDim;
         this.layerBytes = rowBytes * contextLength;
         long total = layerBytes * layers;
         this.keys = arena.allocate(total, 64);
         this.values = arena.allocate(total, 64);
     }
 
-    public static long bytesFor(int layers, int contextLength, int kvDim) {
-        return 2L * layers * contextLength * kvDim * 4L;
+    public static long bytesFor(int layers, int contextLength, int kvDim, GGMLType type) {
+        return 2L * layers * contextLength * kvDim * (type == GGMLType.F16 ? 2 : 4);
+    }
+
+    public GGMLType type() {
+        return type;
+    }
+
+    /** Bytes per element. */
+    public int elementBytes() {
+        return type == GGMLType.F16 ? 2 : 4;
     }
 
     public int contextLength() {
@@ -49,8 +62,15 @@ public final class KVCache implements AutoCloseable {
     /** Stores one position's key and value vectors. */
     public void store(int layer, int pos, float[] k, int kOff, float[] v, int vOff) {
         long o = offset(layer, pos);
-        MemorySegment.copy(k, kOff, keys, ValueLayout.JAVA_FLOAT, o, kvDim);
-        MemorySegment.copy(v, vOff, values, ValueLayout.JAVA_FLOAT, o, kvDim);
+        if (type == GGMLType.F32) {
+            MemorySegment.copy(k, kOff, keys, ValueLayout.JAVA_FLOAT, o, kvDim);
+            MemorySegment.copy(v, vOff, values, ValueLayout.JAVA_FLOAT, o, kvDim);
+        } else {
+            for (int i = 0; i < kvDim; i++) {
+                keys.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, Float.floatToFloat16(k[kOff + i]));
+                values.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, Float.floatToFloat16(v[vOff + i]));
+            }
+        }
     }
 
     public long byteSize() {

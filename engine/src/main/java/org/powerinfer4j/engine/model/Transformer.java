@@ -119,6 +119,8 @@ public final class Transformer {
         final int hd = c.headDim(), qDim = c.qDim(), group = c.heads() / c.kvHeads();
         final float scale = (float) (1.0 / Math.sqrt(hd));
         final MemorySegment keys = s.kv.keys(), values = s.kv.values();
+        final boolean f16 = s.kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
+        final long headBytes = (long) s.kv.elementBytes() * hd;
         pool.forRange(batch * c.heads(), (from, to, thread) -> {
             float[] sc = s.scores[thread];
             for (int bh = from; bh < to; bh++) {
@@ -127,7 +129,8 @@ public final class Transformer {
                 int qOff = b * qDim + h * hd;
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = 0; t <= pos; t++) {
-                    float d = FloatKernels.dot(s.q, qOff, keys, s.kv.offset(layer, t) + 4L * kvh * hd, hd) * scale;
+                    long ko = s.kv.offset(layer, t) + kvh * headBytes;
+                    float d = (f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd)) * scale;
                     sc[t] = d;
                     if (d > max) max = d;
                 }
@@ -139,8 +142,11 @@ public final class Transformer {
                 }
                 float inv = (float) (1.0 / sum);
                 java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
-                for (int t = 0; t <= pos; t++)
-                    FloatKernels.axpy(sc[t] * inv, values, s.kv.offset(layer, t) + 4L * kvh * hd, s.att, qOff, hd);
+                for (int t = 0; t <= pos; t++) {
+                    long vo = s.kv.offset(layer, t) + kvh * headBytes;
+                    if (f16) FloatKernels.axpyF16(sc[t] * inv, values, vo, s.att, qOff, hd);
+                    else FloatKernels.axpy(sc[t] * inv, values, vo, s.att, qOff, hd);
+                }
             }
         });
     }

@@ -14,6 +14,7 @@ import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.api.Session;
 import org.powerinfer4j.engine.sampling.SamplingParams;
+import org.powerinfer4j.engine.tensor.GGMLType;
 
 /** stories260K (F32, trained): greedy tokens and top-5 logits against the float64 reference (= llama.cpp's ids). */
 class Stories260KParityTest {
@@ -24,7 +25,7 @@ class Stories260KParityTest {
         JsonNode ref = JSON.readTree(Files.readString(TestData.file("reference/stories260K.json"))).get("greedy_from_bos");
         int[] expected = ints(ref.get("generated_ids"));
         for (int threads : new int[]{1, 2}) {
-            try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(threads));
+            try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(threads));
                  Session s = m.newSession()) {
                 GenerationResult r = s.generate(new int[]{1}, GenerationParams.defaults().withMaxTokens(expected.length)
                         .withSampling(SamplingParams.GREEDY).withStopAtEndOfGeneration(false), null);
@@ -36,7 +37,7 @@ class Stories260KParityTest {
     @Test
     void promptLogitsMatchReferenceTop5() throws Exception {
         JsonNode ref = JSON.readTree(Files.readString(TestData.file("reference/stories260K.json"))).get("prompt_logits");
-        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(2));
+        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2));
              Session s = m.newSession()) {
             for (JsonNode p : ref.get("positions")) {
                 float[] logits = s.evaluate(p.get("input_token").asInt());
@@ -50,7 +51,7 @@ class Stories260KParityTest {
     @Test
     void batchedPrefillEqualsTokenByToken() throws Exception {
         int[] prompt = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376};
-        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(2).withBatchSize(4));
+        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2).withBatchSize(4));
              Session a = m.newSession(); Session b = m.newSession()) {
             float[] batched = a.evaluate(prompt);
             float[] single = null;

@@ -17,6 +17,7 @@ import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.api.Session;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sampling.SamplingParams;
+import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
  * The ReLU-sparse stories260K student against its float64 reference ({@code sparse/reference.json}): dense and
@@ -46,7 +47,7 @@ class SparseReferenceTest {
     })
     void greedyTokensMatchReference(String file, String mode, float threshold, String expectedKey, int threads) throws Exception {
         Path path = TestData.file("sparse/" + file);
-        ModelOptions o = ModelOptions.defaults().withThreads(threads).withContextLength(256).withSparseMode(SparseMode.parse(mode))
+        ModelOptions o = ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(threads).withContextLength(256).withSparseMode(SparseMode.parse(mode))
                 .withSparseThreshold(threshold).withActivation(FfnActivation.REGLU).withBatchSize(3);
         try (Model m = Model.open(path, o)) {
             for (JsonNode p : ref.get("prompts")) {
@@ -64,7 +65,7 @@ class SparseReferenceTest {
     @ParameterizedTest(name = "{0} --sparse {1}")
     @CsvSource({"stories260K-relu.powerinfer.gguf, off", "stories260K-relu.powerinfer.gguf, exact", "stories260K-relu.gguf, exact"})
     void denseTop5LogitsMatchReference(String file, String mode) throws Exception {
-        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withSparseMode(SparseMode.parse(mode))
+        ModelOptions o = ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2).withContextLength(64).withSparseMode(SparseMode.parse(mode))
                 .withActivation(FfnActivation.REGLU);
         try (Model m = Model.open(TestData.file("sparse/" + file), o)) {
             for (JsonNode p : ref.get("prompts")) {
@@ -82,7 +83,7 @@ class SparseReferenceTest {
 
     @org.junit.jupiter.api.Test
     void predictorCountsMatchReferenceOnFirstPositions() throws Exception {
-        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withSparseMode(SparseMode.PREDICT)
+        ModelOptions o = ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2).withContextLength(64).withSparseMode(SparseMode.PREDICT)
                 .withSparseThreshold(0f).withSparseStats(true);
         try (Model m = Model.open(TestData.file("sparse/stories260K-relu.powerinfer.gguf"), o)) {
             JsonNode p = ref.get("prompts").get(1);
