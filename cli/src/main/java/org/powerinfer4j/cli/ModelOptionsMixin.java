@@ -38,6 +38,10 @@ public final class ModelOptionsMixin {
             description = "Predictor threshold: neuron computed iff its predictor logit >= T (default: the file's powerinfer.sparse_threshold, else 0).")
     Float sparseThreshold;
 
+    @Option(names = {"-ctk", "--cache-type"}, paramLabel = "f16|f32", defaultValue = "f16",
+            description = "KV cache element type (default: ${DEFAULT-VALUE}, as llama.cpp).")
+    String cacheType;
+
     /** The thread counts given with -t (bench runs each); empty when not given. */
     public java.util.List<Integer> threadCounts() {
         return threads == null ? java.util.List.of() : threads;
@@ -50,6 +54,11 @@ public final class ModelOptionsMixin {
         if (threads != null && threads.size() > 1 && !allowThreadList)
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "-t takes one thread count here; lists are for bench");
         ModelOptions o = ModelOptions.defaults().withContextLength(contextLength).withBatchSize(batchSize);
+        o = o.withKvCacheType(switch (cacheType.toLowerCase()) {
+            case "f16" -> org.powerinfer4j.engine.tensor.GGMLType.F16;
+            case "f32" -> org.powerinfer4j.engine.tensor.GGMLType.F32;
+            default -> throw new IllegalArgumentException("--cache-type must be f16 or f32, not '" + cacheType + "'");
+        });
         if (sparse != null) o = o.withSparseMode(SparseMode.parse(sparse));
         if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
         if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
