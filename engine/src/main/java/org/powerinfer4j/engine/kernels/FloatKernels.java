@@ -1,14 +1,206 @@
 package org.powerinfer4j.engine.kernels;
 
-import java.lang.foreign.MemorySegment;
+import static org.powerinfer4j.engine.kernels.Blocks.FLOAT_LE;
+import static org.powerinfer4j.engine.kernels.Blocks.SHORT_LE;
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.FL;
+import static org.powerinfer4j.engine.kernels.Simd.LE;
+import static org.powerinfer4j.engine.kernels.Simd.S;
 
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Vectorized float loops for the model's other hot spots (norms, attention over the KV cache), each with the
+ * scalar reference in {@link Scalar}. The public methods use the vector path unless {@code powerinfer4j.vector=false}.
+ * KV-cache variants read little-endian F32 or F16 elements from native memory at a byte offset.
+ */
 public final class FloatKernels {
     private FloatKernels() {}
-    public static float dot(float[] a, int aOff, float[] b, int bOff, int n) { float s = 0; for (int i = 0; i < n; i++) s += a[aOff + i] * b[bOff + i]; return s; }
-    public static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) { for (int i = 0; i < n; i++) y[yOff + i] += alpha * x[xOff + i]; }
-    public static float sumOfSquares(float[] x, int off, int n) { float s = 0; for (int i = 0; i < n; i++) s += x[off + i] * x[off + i]; return s; }
-    public static float dot(float[] q, int qOff, MemorySegment k, long kOff, int n) { float s = 0; for (int i = 0; i < n; i++) s += q[qOff + i] * k.get(Kernels.F, kOff + 4L * i); return s; }
-    public static void axpy(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) { for (int i = 0; i < n; i++) y[yOff + i] += alpha * v.get(Kernels.F, vOff + 4L * i); }
-    public static float dotF16(float[] q, int qOff, MemorySegment k, long kOff, int n) { float s = 0; for (int i = 0; i < n; i++) s += q[qOff + i] * Float.float16ToFloat(k.get(Kernels.S, kOff + 2L * i)); return s; }
-    public static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) { for (int i = 0; i < n; i++) y[yOff + i] += alpha * Float.float16ToFloat(v.get(Kernels.S, vOff + 2L * i)); }
+
+    /** Σ a[aOff+i]·b[bOff+i] for i &lt; n. */
+    public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        return Simd.ENABLED ? Vector.dot(a, aOff, b, bOff, n) : Scalar.dot(a, aOff, b, bOff, n);
+    }
+
+    /** y[yOff+i] += alpha·x[xOff+i] for i &lt; n. */
+    public static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+        if (Simd.ENABLED) Vector.axpy(alpha, x, xOff, y, yOff, n);
+        else Scalar.axpy(alpha, x, xOff, y, yOff, n);
+    }
+
+    /** Σ x[off+i]² for i &lt; n. */
+    public static float sumOfSquares(float[] x, int off, int n) {
+        return Simd.ENABLED ? Vector.sumOfSquares(x, off, n) : Scalar.sumOfSquares(x, off, n);
+    }
+
+    /** Σ q[qOff+i]·k[i] over n F32 elements of {@code k} starting at {@code kByteOff}. */
+    public static float dot(float[] q, int qOff, MemorySegment k, long kByteOff, int n) {
+        return Simd.ENABLED ? Vector.dot(q, qOff, k, kByteOff, n) : Scalar.dot(q, qOff, k, kByteOff, n);
+    }
+
+    /** y[yOff+i] += alpha·v[i] over n F32 elements of {@code v} starting at {@code vByteOff}. */
+    public static void axpy(float alpha, MemorySegment v, long vByteOff, float[] y, int yOff, int n) {
+        if (Simd.ENABLED) Vector.axpy(alpha, v, vByteOff, y, yOff, n);
+        else Scalar.axpy(alpha, v, vByteOff, y, yOff, n);
+    }
+
+    /** Σ q[qOff+i]·k[i] over n F16 elements of {@code k} starting at {@code kByteOff}. */
+    public static float dotF16(float[] q, int qOff, MemorySegment k, long kByteOff, int n) {
+        return Simd.ENABLED ? Vector.dotF16(q, qOff, k, kByteOff, n) : Scalar.dotF16(q, qOff, k, kByteOff, n);
+    }
+
+    /** y[yOff+i] += alpha·v[i] over n F16 elements of {@code v} starting at {@code vByteOff}. */
+    public static void axpyF16(float alpha, MemorySegment v, long vByteOff, float[] y, int yOff, int n) {
+        if (Simd.ENABLED) Vector.axpyF16(alpha, v, vByteOff, y, yOff, n);
+        else Scalar.axpyF16(alpha, v, vByteOff, y, yOff, n);
+    }
+
+    /** Plain loops: the reference the vector versions are tested against. */
+    public static final class Scalar {
+        private Scalar() {}
+
+        public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+            float s = 0f;
+            for (int i = 0; i < n; i++) s += a[aOff + i] * b[bOff + i];
+            return s;
+        }
+
+        public static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+            for (int i = 0; i < n; i++) y[yOff + i] += alpha * x[xOff + i];
+        }
+
+        public static float sumOfSquares(float[] x, int off, int n) {
+            float s = 0f;
+            for (int i = 0; i < n; i++) s += x[off + i] * x[off + i];
+            return s;
+        }
+
+        public static float dot(float[] q, int qOff, MemorySegment k, long kOff, int n) {
+            float s = 0f;
+            for (int i = 0; i < n; i++) s += q[qOff + i] * k.get(FLOAT_LE, kOff + 4L * i);
+            return s;
+        }
+
+        public static void axpy(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
+            for (int i = 0; i < n; i++) y[yOff + i] += alpha * v.get(FLOAT_LE, vOff + 4L * i);
+        }
+
+        public static float dotF16(float[] q, int qOff, MemorySegment k, long kOff, int n) {
+            float s = 0f;
+            for (int i = 0; i < n; i++) s += q[qOff + i] * Float.float16ToFloat(k.get(SHORT_LE, kOff + 2L * i));
+            return s;
+        }
+
+        public static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
+            for (int i = 0; i < n; i++) y[yOff + i] += alpha * Float.float16ToFloat(v.get(SHORT_LE, vOff + 2L * i));
+        }
+    }
+
+    /**
+     * Vector API versions. Reductions keep two accumulators (attention head dims are short, 64..128, so more would
+     * only add reduction cost); the axpy results are the same as the scalar ones except for FMA rounding.
+     */
+    static final class Vector {
+        private Vector() {}
+
+        static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+            FloatVector s0 = FloatVector.zero(F), s1 = s0;
+            int i = 0;
+            for (int end = n - 2 * FL; i <= end; i += 2 * FL) {
+                s0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), s0);
+                s1 = FloatVector.fromArray(F, a, aOff + i + FL).fma(FloatVector.fromArray(F, b, bOff + i + FL), s1);
+            }
+            if (i <= n - FL) {
+                s0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), s0);
+                i += FL;
+            }
+            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
+            return s;
+        }
+
+        static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+            FloatVector a = FloatVector.broadcast(F, alpha);
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) {
+                FloatVector.fromArray(F, x, xOff + i).fma(a, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            }
+            for (; i < n; i++) y[yOff + i] += alpha * x[xOff + i];
+        }
+
+        static float sumOfSquares(float[] x, int off, int n) {
+            FloatVector s0 = FloatVector.zero(F), s1 = s0;
+            int i = 0;
+            for (int end = n - 2 * FL; i <= end; i += 2 * FL) {
+                FloatVector v0 = FloatVector.fromArray(F, x, off + i), v1 = FloatVector.fromArray(F, x, off + i + FL);
+                s0 = v0.fma(v0, s0);
+                s1 = v1.fma(v1, s1);
+            }
+            if (i <= n - FL) {
+                FloatVector v = FloatVector.fromArray(F, x, off + i);
+                s0 = v.fma(v, s0);
+                i += FL;
+            }
+            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) s += x[off + i] * x[off + i];
+            return s;
+        }
+
+        static float dot(float[] q, int qOff, MemorySegment k, long kOff, int n) {
+            FloatVector s0 = FloatVector.zero(F), s1 = s0;
+            int i = 0;
+            for (int end = n - 2 * FL; i <= end; i += 2 * FL) {
+                s0 = FloatVector.fromMemorySegment(F, k, kOff + 4L * i, LE).fma(FloatVector.fromArray(F, q, qOff + i), s0);
+                s1 = FloatVector.fromMemorySegment(F, k, kOff + 4L * (i + FL), LE).fma(FloatVector.fromArray(F, q, qOff + i + FL), s1);
+            }
+            if (i <= n - FL) {
+                s0 = FloatVector.fromMemorySegment(F, k, kOff + 4L * i, LE).fma(FloatVector.fromArray(F, q, qOff + i), s0);
+                i += FL;
+            }
+            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) s += q[qOff + i] * k.get(FLOAT_LE, kOff + 4L * i);
+            return s;
+        }
+
+        static void axpy(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
+            FloatVector a = FloatVector.broadcast(F, alpha);
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) {
+                FloatVector.fromMemorySegment(F, v, vOff + 4L * i, LE).fma(a, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            }
+            for (; i < n; i++) y[yOff + i] += alpha * v.get(FLOAT_LE, vOff + 4L * i);
+        }
+
+        static float dotF16(float[] q, int qOff, MemorySegment k, long kOff, int n) {
+            FloatVector s0 = FloatVector.zero(F), s1 = s0;
+            int i = 0;
+            for (int end = n - 2 * FL; i <= end; i += 2 * FL) {
+                s0 = half(k, kOff + 2L * i).fma(FloatVector.fromArray(F, q, qOff + i), s0);
+                s1 = half(k, kOff + 2L * (i + FL)).fma(FloatVector.fromArray(F, q, qOff + i + FL), s1);
+            }
+            if (i <= n - FL) {
+                s0 = half(k, kOff + 2L * i).fma(FloatVector.fromArray(F, q, qOff + i), s0);
+                i += FL;
+            }
+            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) s += q[qOff + i] * Float.float16ToFloat(k.get(SHORT_LE, kOff + 2L * i));
+            return s;
+        }
+
+        static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
+            FloatVector a = FloatVector.broadcast(F, alpha);
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) {
+                half(v, vOff + 2L * i).fma(a, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            }
+            for (; i < n; i++) y[yOff + i] += alpha * Float.float16ToFloat(v.get(SHORT_LE, vOff + 2L * i));
+        }
+
+        private static FloatVector half(MemorySegment s, long off) {
+            return Blocks.halfToFloat(ShortVector.fromMemorySegment(S, s, off, LE));
+        }
+    }
 }

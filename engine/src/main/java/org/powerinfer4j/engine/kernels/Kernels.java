@@ -1,28 +1,53 @@
 package org.powerinfer4j.engine.kernels;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import org.powerinfer4j.engine.tensor.GGMLType;
 
+/**
+ * Registry of {@link RowKernel}s per ggml type. {@link #forType} is what compute code should use: the Vector API
+ * kernel, or the scalar reference when {@code -Dpowerinfer4j.vector=false} (see {@link Simd}).
+ */
 public final class Kernels {
     private Kernels() {}
-    static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfShort S = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    public static RowKernel forType(GGMLType t) {
-        return switch (t) {
-            case F32 -> new RowKernel() {
-                public GGMLType type() { return t; }
-                public void dequantize(MemorySegment s, long o, float[] d, int dOff, int n) { for (int i = 0; i < n; i++) d[dOff + i] = s.get(F, o + 4L * i); }
-                public float dot(MemorySegment s, long o, float[] x, int xOff, int n) { float acc = 0; for (int i = 0; i < n; i++) acc += s.get(F, o + 4L * i) * x[xOff + i]; return acc; }
-            };
-            case F16 -> new RowKernel() {
-                public GGMLType type() { return t; }
-                public void dequantize(MemorySegment s, long o, float[] d, int dOff, int n) { for (int i = 0; i < n; i++) d[dOff + i] = Float.float16ToFloat(s.get(S, o + 2L * i)); }
-                public float dot(MemorySegment s, long o, float[] x, int xOff, int n) { float acc = 0; for (int i = 0; i < n; i++) acc += Float.float16ToFloat(s.get(S, o + 2L * i)) * x[xOff + i]; return acc; }
-            };
-            default -> throw new IllegalArgumentException("no kernels for " + t);
+    /** The kernel to compute with for {@code type}. */
+    public static RowKernel forType(GGMLType type) {
+        return Simd.ENABLED ? vector(type) : scalar(type);
+    }
+
+    /** The plain scalar reference kernel (written like ggml's {@code dequantize_row_*}). */
+    public static RowKernel scalar(GGMLType type) {
+        return switch (type) {
+            case F32 -> PlainKernels.F32_SCALAR;
+            case F16 -> PlainKernels.F16_SCALAR;
+            case BF16 -> PlainKernels.BF16_SCALAR;
+            case Q8_0 -> LegacyQuantKernels.Q8_0_SCALAR;
+            case Q4_0 -> LegacyQuantKernels.Q4_0_SCALAR;
+            case Q4_1 -> LegacyQuantKernels.Q4_1_SCALAR;
+            case Q4_K -> KQuantKernels.Q4_K_SCALAR;
+            case Q5_K -> KQuantKernels.Q5_K_SCALAR;
+            case Q6_K -> KQuantKernels.Q6_K_SCALAR;
+            default -> throw new UnsupportedTensorTypeException(type);
         };
+    }
+
+    /** The Vector API kernel, regardless of {@link Simd#ENABLED} (tests compare it with {@link #scalar}). */
+    public static RowKernel vector(GGMLType type) {
+        return switch (type) {
+            case F32 -> PlainKernels.F32_VECTOR;
+            case F16 -> PlainKernels.F16_VECTOR;
+            case BF16 -> PlainKernels.BF16_VECTOR;
+            case Q8_0 -> LegacyQuantKernels.Q8_0_VECTOR;
+            case Q4_0 -> LegacyQuantKernels.Q4_0_VECTOR;
+            case Q4_1 -> LegacyQuantKernels.Q4_1_VECTOR;
+            case Q4_K -> KQuantKernels.Q4_K_VECTOR;
+            case Q5_K -> KQuantKernels.Q5_K_VECTOR;
+            case Q6_K -> KQuantKernels.Q6_K_VECTOR;
+            default -> throw new UnsupportedTensorTypeException(type);
+        };
+    }
+
+    /** Whether {@link #forType} has a kernel for {@code type}. */
+    public static boolean supports(GGMLType type) {
+        return type.computeSupported();
     }
 }

@@ -1,26 +1,165 @@
 package org.powerinfer4j.engine.kernels;
 
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.FL;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import org.powerinfer4j.engine.tensor.Tensor;
 
+/**
+ * Matrix-vector and matrix-matrix products of a weight tensor (any type with a {@link RowKernel}) with float
+ * activations. A weight tensor of shape ne = [n, rows] holds {@code rows} rows of length {@code n}; the product
+ * is {@code out[r] = Σ_i w[r][i]·x[i]} (ggml's {@code mul_mat(w, x)}).
+ *
+ * <p>{@link #matVec} (decode) streams each weight row once through the type's fused dequantize-dot, rows split
+ * statically over the pool: it is memory-bandwidth bound. {@link #matMul} (prefill) dequantizes a panel of rows
+ * once into a per-thread float scratch and multiplies it with the whole batch through a 4-row × 3-column
+ * register tile, so each weight byte is read once per call and the work is compute bound.
+ */
 public final class MatrixOps {
     private MatrixOps() {}
 
+    /**
+     * Below this many multiply-adds a product runs on the calling thread: waking the pool would cost more.
+     * Not final only so that tests can force small products through the pool.
+     */
+    static long parallelThreshold = 1 << 15;
+    /** Rows per thread share granule: 16 floats of {@code out} fill one cache line, so threads never share one. */
+    private static final int ROW_GRANULE = 16;
+    /** Register tile of {@link #matMul}: MR weight rows × NB batch columns of accumulators. */
+    private static final int MR = 4, NB = 3;
+    /** Target size in floats of one thread's dequantized row panel (256 KiB: stays in L2). */
+    private static final int PANEL_FLOATS = 1 << 16;
+
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** {@code out[outOff + r] = dot(row r of w, x[xOff..xOff+n))} for every row r. */
     public static void matVec(WorkerPool pool, Tensor w, float[] x, int xOff, float[] out, int outOff) {
-        RowKernel k = Kernels.forType(w.type());
-        int n = w.rowLength();
-        long rb = w.rowBytes();
-        pool.forRange(w.rows(), (from, to, t) -> {
-            for (int r = from; r < to; r++) out[outOff + r] = k.dot(w.data(), r * rb, x, xOff, n);
-        });
+        matVec(pool, w, 0, w.rows(), x, xOff, out, outOff);
     }
 
-    public static void matMul(WorkerPool pool, Tensor w, float[] x, int batch, float[] out) {
+    /**
+     * Rows {@code [rowFrom, rowTo)} of w only: {@code out[outOff + (r - rowFrom)] = dot(row r of w, x)}.
+     * The product is split over the pool's threads in contiguous row shares.
+     */
+    public static void matVec(WorkerPool pool, Tensor w, int rowFrom, int rowTo, float[] x, int xOff, float[] out, int outOff) {
+        int n = w.rowLength();
+        Objects.checkFromToIndex(rowFrom, rowTo, w.rows());
+        Objects.checkFromIndexSize(xOff, n, x.length);
+        Objects.checkFromIndexSize(outOff, rowTo - rowFrom, out.length);
         RowKernel k = Kernels.forType(w.type());
+        MemorySegment data = w.data();
+        long rowBytes = w.rowBytes();
+        int rows = rowTo - rowFrom;
+        if (pool.threads() == 1 || (long) rows * n < parallelThreshold) {
+            matVecRows(k, data, rowBytes, n, rowFrom, 0, rows, x, xOff, out, outOff);
+        } else {
+            pool.forRange(rows, ROW_GRANULE, (from, to, t) -> matVecRows(k, data, rowBytes, n, rowFrom, from, to, x, xOff, out, outOff));
+        }
+    }
+
+    private static void matVecRows(RowKernel k, MemorySegment data, long rowBytes, int n, int rowBase, int from, int to,
+                                   float[] x, int xOff, float[] out, int outOff) {
+        for (int r = from; r < to; r++) out[outOff + r] = k.dot(data, (rowBase + r) * rowBytes, x, xOff, n);
+    }
+
+    /**
+     * Batched product: x is {@code batch} row-major activation vectors of length n ({@code x[b*n + i]}), out is
+     * {@code batch} row-major result vectors ({@code out[b*rows + r]}).
+     */
+    public static void matMul(WorkerPool pool, Tensor w, float[] x, int batch, float[] out) {
         int n = w.rowLength(), rows = w.rows();
-        long rb = w.rowBytes();
-        pool.forRange(rows, (from, to, t) -> {
-            for (int r = from; r < to; r++)
-                for (int b = 0; b < batch; b++) out[b * rows + r] = k.dot(w.data(), r * rb, x, b * n, n);
-        });
+        if (batch < 1) throw new IllegalArgumentException("batch must be >= 1, is " + batch);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(batch, n), x.length);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(batch, rows), out.length);
+        if (batch == 1) {
+            matVec(pool, w, x, 0, out, 0);
+            return;
+        }
+        RowKernel k = Kernels.forType(w.type());
+        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) {
+            matMulRows(k, w, 0, rows, x, batch, out);
+        } else {
+            pool.forRange(rows, MR, (from, to, t) -> matMulRows(k, w, from, to, x, batch, out));
+        }
+    }
+
+    /** One thread's share: panels of rows dequantized once, then multiplied with every batch column. */
+    private static void matMulRows(RowKernel k, Tensor w, int from, int to, float[] x, int batch, float[] out) {
+        int n = w.rowLength(), rows = w.rows();
+        int panel = Math.max(MR, Math.min(64, PANEL_FLOATS / Math.max(1, n)) / MR * MR);
+        float[] scratch = scratch(panel * n);
+        MemorySegment data = w.data();
+        for (int p0 = from; p0 < to; p0 += panel) {
+            int pRows = Math.min(panel, to - p0);
+            for (int r = 0; r < pRows; r++) k.dequantize(data, w.rowOffset(p0 + r), scratch, r * n, n);
+            int b = 0;
+            // with the vector path disabled everything goes through the (scalar) FloatKernels.dot below
+            for (; Simd.ENABLED && b + NB <= batch; b += NB) {
+                int r = 0;
+                for (; r + MR <= pRows; r += MR) tile4x3(scratch, r * n, x, b * n, n, out, b * rows + p0 + r, rows);
+                for (; r < pRows; r++) {
+                    for (int j = 0; j < NB; j++) out[(b + j) * rows + p0 + r] = FloatKernels.dot(scratch, r * n, x, (b + j) * n, n);
+                }
+            }
+            for (; b < batch; b++) {
+                for (int r = 0; r < pRows; r++) out[b * rows + p0 + r] = FloatKernels.dot(scratch, r * n, x, b * n, n);
+            }
+        }
+    }
+
+    private static float[] scratch(int size) {
+        float[] s = SCRATCH.get();
+        if (s.length < size) {
+            s = new float[size];
+            SCRATCH.set(s);
+        }
+        return s;
+    }
+
+    /**
+     * out[(b+j)*rows + r+i] = Σ_k w[i][k]·x[j][k] for i &lt; 4, j &lt; 3: twelve accumulators, and per step of
+     * {@link Simd#FL} elements 4 + 3 loads for 12 FMAs, so the loop is bound by FMA throughput, not loads.
+     */
+    private static void tile4x3(float[] w, int w0, float[] x, int x0, int n, float[] out, int o0, int rows) {
+        FloatVector c00 = FloatVector.zero(F), c10 = c00, c20 = c00, c30 = c00;
+        FloatVector c01 = c00, c11 = c00, c21 = c00, c31 = c00;
+        FloatVector c02 = c00, c12 = c00, c22 = c00, c32 = c00;
+        int w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, x1 = x0 + n, x2 = x1 + n;
+        int k = 0;
+        for (int end = n - FL; k <= end; k += FL) {
+            FloatVector a0 = FloatVector.fromArray(F, w, w0 + k), a1 = FloatVector.fromArray(F, w, w1 + k);
+            FloatVector a2 = FloatVector.fromArray(F, w, w2 + k), a3 = FloatVector.fromArray(F, w, w3 + k);
+            FloatVector b = FloatVector.fromArray(F, x, x0 + k);
+            c00 = a0.fma(b, c00); c10 = a1.fma(b, c10); c20 = a2.fma(b, c20); c30 = a3.fma(b, c30);
+            b = FloatVector.fromArray(F, x, x1 + k);
+            c01 = a0.fma(b, c01); c11 = a1.fma(b, c11); c21 = a2.fma(b, c21); c31 = a3.fma(b, c31);
+            b = FloatVector.fromArray(F, x, x2 + k);
+            c02 = a0.fma(b, c02); c12 = a1.fma(b, c12); c22 = a2.fma(b, c22); c32 = a3.fma(b, c32);
+        }
+        out[o0] = c00.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x0, k, n);
+        out[o0 + 1] = c10.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x0, k, n);
+        out[o0 + 2] = c20.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x0, k, n);
+        out[o0 + 3] = c30.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x0, k, n);
+        o0 += rows;
+        out[o0] = c01.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x1, k, n);
+        out[o0 + 1] = c11.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x1, k, n);
+        out[o0 + 2] = c21.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x1, k, n);
+        out[o0 + 3] = c31.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x1, k, n);
+        o0 += rows;
+        out[o0] = c02.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x2, k, n);
+        out[o0 + 1] = c12.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x2, k, n);
+        out[o0 + 2] = c22.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x2, k, n);
+        out[o0 + 3] = c32.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x2, k, n);
+    }
+
+    /** Σ w[wo+i]·x[xo+i] for i in [k, n): the part of a row the vector loop did not cover. */
+    private static float tail(float[] w, int wo, float[] x, int xo, int k, int n) {
+        float s = 0f;
+        for (int i = k; i < n; i++) s += w[wo + i] * x[xo + i];
+        return s;
     }
 }

@@ -1,0 +1,85 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.powerinfer4j.engine.kernels.Simd.B;
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.I;
+import static org.powerinfer4j.engine.kernels.Simd.LE;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+
+/** Little helpers shared by the block kernels: scalar field reads and lane-type conversions. */
+final class Blocks {
+    private Blocks() {}
+
+    static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+    /** The ggml_half at {@code off} as a float. */
+    static float f16(MemorySegment s, long off) {
+        return Float.float16ToFloat(s.get(SHORT_LE, off));
+    }
+
+    /** Unsigned byte at {@code off}. */
+    static int u8(MemorySegment s, long off) {
+        return s.get(ValueLayout.JAVA_BYTE, off) & 0xFF;
+    }
+
+    /** Signed byte at {@code off}. */
+    static int i8(MemorySegment s, long off) {
+        return s.get(ValueLayout.JAVA_BYTE, off);
+    }
+
+    static void checkBlocks(int n, int blockSize) {
+        if (n % blockSize != 0) throw new IllegalArgumentException("row length " + n + " is not a multiple of block size " + blockSize);
+    }
+
+    // ---- vector helpers (only called from the vector kernels) ----
+
+    static FloatVector bc(float v) {
+        return FloatVector.broadcast(F, v);
+    }
+
+    static ByteVector loadBytes(MemorySegment s, long off) {
+        return ByteVector.fromMemorySegment(B, s, off, LE);
+    }
+
+    /** Part {@code part} of a byte vector, sign-extended to int lanes. */
+    static IntVector toInts(ByteVector b, int part) {
+        return (IntVector) b.convertShape(VectorOperators.B2I, I, part);
+    }
+
+    /** Part {@code part} of a byte vector (signed), converted to float lanes. */
+    static FloatVector toFloats(ByteVector b, int part) {
+        return (FloatVector) b.convertShape(VectorOperators.B2F, F, part);
+    }
+
+    static FloatVector toFloats(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+    }
+
+    /**
+     * IEEE half to float, exactly as {@link Float#float16ToFloat}: shift exponent+mantissa into float position and
+     * multiply by 2^112 to rebias (exact for normals and subnormals), then patch Inf/NaN and the sign.
+     */
+    static FloatVector halfToFloat(ShortVector h) {
+        IntVector v = (IntVector) h.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+        IntVector mag = v.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
+        IntVector bits = mag.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts();
+        VectorMask<Integer> special = v.and(0x7c00).eq(0x7c00);
+        bits = bits.blend(mag.or(0x7f800000), special);
+        return bits.or(v.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
+    }
+
+    /** bfloat16 to float: the 16 bits are the top half of the float. */
+    static FloatVector bf16ToFloat(ShortVector h) {
+        IntVector v = (IntVector) h.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+        return v.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+}

@@ -1,0 +1,163 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.powerinfer4j.engine.kernels.Blocks.FLOAT_LE;
+import static org.powerinfer4j.engine.kernels.Blocks.SHORT_LE;
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.FL;
+import static org.powerinfer4j.engine.kernels.Simd.LE;
+import static org.powerinfer4j.engine.kernels.Simd.S;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import org.powerinfer4j.engine.tensor.GGMLType;
+
+/**
+ * Unquantized element types: F32 (IEEE single), F16 (IEEE half, ggml_half) and BF16 (top 16 bits of a float).
+ * Elements are stored little-endian and back to back; there are no blocks, so any row length is valid.
+ * The vector dots keep four independent accumulators so that FMA latency does not bound throughput.
+ */
+final class PlainKernels {
+    private PlainKernels() {}
+
+    // ------------------------------------------------------------------ F32
+
+    static final RowKernel F32_SCALAR = new RowKernel() {
+        public GGMLType type() { return GGMLType.F32; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            for (int i = 0; i < n; i++) dst[d + i] = s.get(FLOAT_LE, off + 4L * i);
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            float sum = 0f;
+            for (int i = 0; i < n; i++) sum += s.get(FLOAT_LE, off + 4L * i) * x[xo + i];
+            return sum;
+        }
+    };
+
+    static final RowKernel F32_VECTOR = new RowKernel() {
+        public GGMLType type() { return GGMLType.F32; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            MemorySegment.copy(s, FLOAT_LE, off, dst, d, n);
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            int i = 0;
+            for (int end = n - 4 * FL; i <= end; i += 4 * FL) {
+                long o = off + 4L * i;
+                a0 = FloatVector.fromMemorySegment(F, s, o, LE).fma(FloatVector.fromArray(F, x, xo + i), a0);
+                a1 = FloatVector.fromMemorySegment(F, s, o + 4L * FL, LE).fma(FloatVector.fromArray(F, x, xo + i + FL), a1);
+                a2 = FloatVector.fromMemorySegment(F, s, o + 8L * FL, LE).fma(FloatVector.fromArray(F, x, xo + i + 2 * FL), a2);
+                a3 = FloatVector.fromMemorySegment(F, s, o + 12L * FL, LE).fma(FloatVector.fromArray(F, x, xo + i + 3 * FL), a3);
+            }
+            for (int end = n - FL; i <= end; i += FL) {
+                a0 = FloatVector.fromMemorySegment(F, s, off + 4L * i, LE).fma(FloatVector.fromArray(F, x, xo + i), a0);
+            }
+            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) sum += s.get(FLOAT_LE, off + 4L * i) * x[xo + i];
+            return sum;
+        }
+    };
+
+    // ------------------------------------------------------------------ F16
+
+    static final RowKernel F16_SCALAR = new RowKernel() {
+        public GGMLType type() { return GGMLType.F16; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            for (int i = 0; i < n; i++) dst[d + i] = Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i));
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            float sum = 0f;
+            for (int i = 0; i < n; i++) sum += Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i)) * x[xo + i];
+            return sum;
+        }
+    };
+
+    static final RowKernel F16_VECTOR = new RowKernel() {
+        public GGMLType type() { return GGMLType.F16; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) {
+                Blocks.halfToFloat(ShortVector.fromMemorySegment(S, s, off + 2L * i, LE)).intoArray(dst, d + i);
+            }
+            for (; i < n; i++) dst[d + i] = Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i));
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            int i = 0;
+            for (int end = n - 4 * FL; i <= end; i += 4 * FL) {
+                long o = off + 2L * i;
+                a0 = half(s, o).fma(FloatVector.fromArray(F, x, xo + i), a0);
+                a1 = half(s, o + 2L * FL).fma(FloatVector.fromArray(F, x, xo + i + FL), a1);
+                a2 = half(s, o + 4L * FL).fma(FloatVector.fromArray(F, x, xo + i + 2 * FL), a2);
+                a3 = half(s, o + 6L * FL).fma(FloatVector.fromArray(F, x, xo + i + 3 * FL), a3);
+            }
+            for (int end = n - FL; i <= end; i += FL) a0 = half(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
+            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) sum += Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i)) * x[xo + i];
+            return sum;
+        }
+
+        private static FloatVector half(MemorySegment s, long o) {
+            return Blocks.halfToFloat(ShortVector.fromMemorySegment(S, s, o, LE));
+        }
+    };
+
+    // ------------------------------------------------------------------ BF16
+
+    static float bf16(MemorySegment s, long off) {
+        return Float.intBitsToFloat((s.get(SHORT_LE, off) & 0xFFFF) << 16);
+    }
+
+    static final RowKernel BF16_SCALAR = new RowKernel() {
+        public GGMLType type() { return GGMLType.BF16; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            for (int i = 0; i < n; i++) dst[d + i] = bf16(s, off + 2L * i);
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            float sum = 0f;
+            for (int i = 0; i < n; i++) sum += bf16(s, off + 2L * i) * x[xo + i];
+            return sum;
+        }
+    };
+
+    static final RowKernel BF16_VECTOR = new RowKernel() {
+        public GGMLType type() { return GGMLType.BF16; }
+
+        public void dequantize(MemorySegment s, long off, float[] dst, int d, int n) {
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) bf(s, off + 2L * i).intoArray(dst, d + i);
+            for (; i < n; i++) dst[d + i] = bf16(s, off + 2L * i);
+        }
+
+        public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            int i = 0;
+            for (int end = n - 4 * FL; i <= end; i += 4 * FL) {
+                long o = off + 2L * i;
+                a0 = bf(s, o).fma(FloatVector.fromArray(F, x, xo + i), a0);
+                a1 = bf(s, o + 2L * FL).fma(FloatVector.fromArray(F, x, xo + i + FL), a1);
+                a2 = bf(s, o + 4L * FL).fma(FloatVector.fromArray(F, x, xo + i + 2 * FL), a2);
+                a3 = bf(s, o + 6L * FL).fma(FloatVector.fromArray(F, x, xo + i + 3 * FL), a3);
+            }
+            for (int end = n - FL; i <= end; i += FL) a0 = bf(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
+            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) sum += bf16(s, off + 2L * i) * x[xo + i];
+            return sum;
+        }
+
+        private static FloatVector bf(MemorySegment s, long o) {
+            return Blocks.bf16ToFloat(ShortVector.fromMemorySegment(S, s, o, LE));
+        }
+    };
+}

@@ -1,0 +1,59 @@
+package org.powerinfer4j.engine.kernels;
+
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The vector species every kernel is written against, chosen once at class initialisation.
+ * <ul>
+ *   <li>{@code -Dpowerinfer4j.vector=false}: {@link #ENABLED} is false and {@link Kernels#forType} hands out the
+ *       scalar reference kernels.</li>
+ *   <li>{@code -Dpowerinfer4j.vector.bits=128|256|512}: force a float vector width (default
+ *       {@link FloatVector#SPECIES_PREFERRED}).</li>
+ * </ul>
+ * All species are {@code static final} so that C2 sees them as constants; a species read from a non-final field
+ * makes every vector operation fall back to the (very slow) Java implementation.
+ */
+public final class Simd {
+    private Simd() {}
+
+    public static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty("powerinfer4j.vector", "true"));
+
+    /** Float species: all arithmetic happens in this width. */
+    public static final VectorSpecies<Float> F = floatSpecies();
+    /** Lanes of {@link #F}. */
+    public static final int FL = F.length();
+    /** Int species of the same shape as {@link #F} (same lane count). */
+    public static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
+    /** Short species with {@link #FL} lanes (F16/BF16 loads, one short per float lane). */
+    public static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
+    /**
+     * Byte species for quant loads: {@link #FL} lanes where that shape exists (256/512-bit floats), otherwise the
+     * smallest byte vector (64-bit, 8 lanes), which a 4-lane float species consumes in {@link #BPARTS} parts.
+     */
+    public static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, F.vectorBitSize() / 4)));
+    /** Lanes of {@link #B}. */
+    public static final int BL = B.length();
+    /** Float vectors per byte vector: 1 for 256/512-bit floats, 2 for 128-bit. */
+    public static final int BPARTS = BL / FL;
+
+    static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    private static VectorSpecies<Float> floatSpecies() {
+        String bits = System.getProperty("powerinfer4j.vector.bits");
+        if (bits == null || bits.isBlank()) return FloatVector.SPECIES_PREFERRED;
+        return switch (bits.trim()) {
+            case "128" -> FloatVector.SPECIES_128;
+            case "256" -> FloatVector.SPECIES_256;
+            case "512" -> FloatVector.SPECIES_512;
+            default -> throw new IllegalArgumentException("powerinfer4j.vector.bits must be 128, 256 or 512, is " + bits);
+        };
+    }
+
+    /** One-line description for logs and benchmark output. */
+    public static String describe() {
+        return ENABLED ? "vector " + F.vectorBitSize() + "-bit (" + FL + " float lanes)" : "scalar (vector path disabled)";
+    }
+}

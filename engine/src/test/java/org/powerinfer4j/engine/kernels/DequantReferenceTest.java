@@ -1,0 +1,68 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Dequantization against llama.cpp's gguf-py ({@code gguf.quants.dequantize}) dumps in
+ * {@code reference/dequant/}: every row of each listed tensor must match bit for bit, for the kernel in use
+ * and for the scalar reference.
+ */
+class DequantReferenceTest {
+
+    private static final Pattern ENTRY = Pattern.compile(
+            "\"reference/dequant/(rand-k-[a-z0-9_]+)\\.([^\"]+)\\.f32\"\\s*:\\s*\\{\\s*\"tensor\"\\s*:\\s*\"([^\"]+)\"\\s*,\\s*\"type\"\\s*:\\s*\"([A-Z0-9_]+)\"");
+
+    @TestFactory
+    List<DynamicTest> dequantizationMatchesGgufPyBitForBit() throws IOException {
+        String index = Files.readString(TestData.file("reference/dequant/INDEX.json"));
+        Matcher m = ENTRY.matcher(index);
+        List<DynamicTest> tests = new ArrayList<>();
+        while (m.find()) {
+            String model = m.group(1), stem = m.group(2), tensor = m.group(3);
+            GGMLType type = GGMLType.valueOf(m.group(4));
+            Path dump = TestData.file("reference/dequant/" + model + "." + stem + ".f32");
+            Path gguf = TestData.file("models/quantized/" + model + ".gguf");
+            tests.add(DynamicTest.dynamicTest(model + " " + tensor, () -> check(gguf, tensor, type, dump)));
+        }
+        assertThat(tests).as("entries in INDEX.json").hasSizeGreaterThanOrEqualTo(8);
+        return tests;
+    }
+
+    private static void check(Path gguf, String name, GGMLType type, Path dump) throws IOException {
+        ByteBuffer ref = ByteBuffer.wrap(Files.readAllBytes(dump)).order(ByteOrder.LITTLE_ENDIAN);
+        try (GGUFFile f = GGUFFile.open(gguf)) {
+            Tensor t = f.tensor(name);
+            assertThat(t.type()).isEqualTo(type);
+            int n = t.rowLength(), rows = t.rows();
+            assertThat((long) n * rows * 4).isEqualTo(ref.capacity());
+            float[] vec = new float[n], sca = new float[n];
+            for (int r = 0; r < rows; r++) {
+                Kernels.forType(type).dequantize(t.data(), t.rowOffset(r), vec, 0, n);
+                Kernels.scalar(type).dequantize(t.data(), t.rowOffset(r), sca, 0, n);
+                for (int i = 0; i < n; i++) {
+                    int expected = ref.getInt(4 * (r * n + i));
+                    if (Float.floatToRawIntBits(vec[i]) != expected || Float.floatToRawIntBits(sca[i]) != expected) {
+                        throw new AssertionError(name + " row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected)
+                                + ", kernel " + vec[i] + ", scalar " + sca[i]);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.assertj.core.data.Offset;
+
+/** Vector float loops against the scalar references; tolerances from the float summation error bound. */
+class FloatKernelsTest {
+
+    private static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** |computed - exact| ≤ γ_(n+2) Σ|a·b| for any summation order (plus FMA vs mul+add). */
+    private static Offset<Double> tol(double absSum, int n) {
+        return Offset.offset(2.0 * (n + 2) * 0x1p-24 * absSum + Float.MIN_NORMAL);
+    }
+
+    @Property(tries = 100)
+    void arrayLoops(@ForAll @IntRange(min = 0, max = 300) int n, @ForAll @IntRange(min = 0, max = 20) int aOff,
+                    @ForAll @IntRange(min = 0, max = 20) int bOff, @ForAll long seed) {
+        Random r = new Random(seed);
+        float[] a = QuantData.randomFloats(r, n + aOff), b = QuantData.randomFloats(r, n + bOff);
+        double exact = 0, abs = 0, sq = 0;
+        for (int i = 0; i < n; i++) {
+            exact += (double) a[aOff + i] * b[bOff + i];
+            abs += Math.abs((double) a[aOff + i] * b[bOff + i]);
+            sq += (double) a[aOff + i] * a[aOff + i];
+        }
+        assertThat((double) FloatKernels.Vector.dot(a, aOff, b, bOff, n)).isCloseTo(exact, tol(abs, n));
+        assertThat((double) FloatKernels.Scalar.dot(a, aOff, b, bOff, n)).isCloseTo(exact, tol(abs, n));
+        assertThat((double) FloatKernels.dot(a, aOff, b, bOff, n)).isCloseTo(exact, tol(abs, n));
+        assertThat((double) FloatKernels.Vector.sumOfSquares(a, aOff, n)).isCloseTo(sq, tol(sq, n));
+        assertThat((double) FloatKernels.sumOfSquares(a, aOff, n)).isCloseTo(sq, tol(sq, n));
+
+        float alpha = (float) r.nextGaussian();
+        float[] y1 = b.clone(), y2 = b.clone();
+        FloatKernels.Vector.axpy(alpha, a, aOff, y1, bOff, n);
+        FloatKernels.Scalar.axpy(alpha, a, aOff, y2, bOff, n);
+        assertAxpy(alpha, a, aOff, b, bOff, n, y1, y2);
+    }
+
+    @Property(tries = 100)
+    void kvCacheLoops(@ForAll @IntRange(min = 0, max = 300) int n, @ForAll @IntRange(min = 0, max = 67) int byteOff,
+                      @ForAll @IntRange(min = 0, max = 20) int qOff, @ForAll long seed) {
+        Random r = new Random(seed);
+        float[] q = QuantData.randomFloats(r, n + qOff);
+        float[] v = QuantData.randomFloats(r, n), h = new float[n];
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment f32 = arena.allocate(4L * n + byteOff), f16 = arena.allocate(2L * n + byteOff);
+            for (int i = 0; i < n; i++) {
+                f32.set(FLOAT_LE, byteOff + 4L * i, v[i]);
+                short hv = Float.floatToFloat16(v[i]);
+                f16.set(SHORT_LE, byteOff + 2L * i, hv);
+                h[i] = Float.float16ToFloat(hv);
+            }
+            checkDot(q, qOff, v, n, FloatKernels.Vector.dot(q, qOff, f32, byteOff, n), FloatKernels.Scalar.dot(q, qOff, f32, byteOff, n));
+            checkDot(q, qOff, h, n, FloatKernels.Vector.dotF16(q, qOff, f16, byteOff, n), FloatKernels.Scalar.dotF16(q, qOff, f16, byteOff, n));
+            checkDot(q, qOff, h, n, FloatKernels.dotF16(q, qOff, f16, byteOff, n), FloatKernels.dot(q, qOff, h, 0, n));
+
+            float alpha = (float) r.nextGaussian();
+            float[] y1 = q.clone(), y2 = q.clone();
+            FloatKernels.Vector.axpy(alpha, f32, byteOff, y1, qOff, n);
+            FloatKernels.Scalar.axpy(alpha, f32, byteOff, y2, qOff, n);
+            assertAxpy(alpha, v, 0, q, qOff, n, y1, y2);
+            y1 = q.clone();
+            y2 = q.clone();
+            FloatKernels.Vector.axpyF16(alpha, f16, byteOff, y1, qOff, n);
+            FloatKernels.axpyF16(alpha, f16, byteOff, y2, qOff, n);
+            assertAxpy(alpha, h, 0, q, qOff, n, y1, y2);
+        }
+    }
+
+    private static void checkDot(float[] q, int qOff, float[] k, int n, float vec, float ref) {
+        double exact = 0, abs = 0;
+        for (int i = 0; i < n; i++) {
+            exact += (double) q[qOff + i] * k[i];
+            abs += Math.abs((double) q[qOff + i] * k[i]);
+        }
+        assertThat((double) vec).isCloseTo(exact, tol(abs, n));
+        assertThat((double) ref).isCloseTo(exact, tol(abs, n));
+    }
+
+    /** Each element is y + alpha·x rounded once (FMA) or twice: within 2 ulps of the exact value. */
+    private static void assertAxpy(float alpha, float[] x, int xOff, float[] y0, int yOff, int n, float[] y1, float[] y2) {
+        for (int i = 0; i < y0.length; i++) {
+            if (i < yOff || i >= yOff + n) {
+                assertThat(y1[i]).isEqualTo(y0[i]);
+                assertThat(y2[i]).isEqualTo(y0[i]);
+                continue;
+            }
+            double exact = y0[i] + (double) alpha * x[xOff + i - yOff];
+            Offset<Double> ulps = Offset.offset(0x1p-23 * (Math.abs((double) y0[i]) + Math.abs((double) alpha * x[xOff + i - yOff])) + Float.MIN_NORMAL);
+            assertThat((double) y1[i]).isCloseTo(exact, ulps);
+            assertThat((double) y2[i]).isCloseTo(exact, ulps);
+        }
+    }
+}

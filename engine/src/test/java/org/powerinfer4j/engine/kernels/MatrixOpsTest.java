@@ -1,0 +1,140 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/** matVec / matMul against a naive double-precision loop over the scalar dequantization. */
+class MatrixOpsTest {
+
+    private static long savedThreshold;
+
+    @BeforeContainer
+    static void forceParallel() {
+        savedThreshold = MatrixOps.parallelThreshold;
+        MatrixOps.parallelThreshold = 0; // small test matrices must still be split over the pool
+    }
+
+    @AfterContainer
+    static void restore() {
+        MatrixOps.parallelThreshold = savedThreshold;
+    }
+
+    @Provide
+    Arbitrary<GGMLType> types() {
+        return Arbitraries.of(QuantData.TYPES);
+    }
+
+    /** A random matrix of {@code rows} rows of length {@code n}, at a random offset inside a larger segment. */
+    private record Matrix(Tensor tensor, float[][] w, float[][] w0) {
+        static Matrix random(GGMLType t, int n, int rows, Random r, Arena arena) {
+            long rowBytes = t.byteSize(n);
+            int skew = r.nextInt(100);
+            MemorySegment all = arena.allocate(rowBytes * rows + skew + 64);
+            QuantData.fill(t, r, all, skew, n * rows, false);
+            MemorySegment data = all.asSlice(skew, rowBytes * rows);
+            float[][] w = new float[rows][n], w0 = new float[rows][n];
+            for (int i = 0; i < rows; i++) {
+                Kernels.scalar(t).dequantize(data, i * rowBytes, w[i], 0, n);
+                if (t.isQuantized()) Kernels.scalar(t).dequantize(QuantData.zeroQuants(t, data, i * rowBytes, n, arena), 0, w0[i], 0, n);
+            }
+            return new Matrix(new Tensor("w", t, new long[] {n, rows}, data), w, w0);
+        }
+
+        void assertRow(int row, float[] x, int xo, float actual) {
+            int n = w[row].length;
+            double exact = 0, mag = 0;
+            for (int i = 0; i < n; i++) {
+                exact += (double) w[row][i] * x[xo + i];
+                mag += Math.abs(x[xo + i]) * (Math.abs((double) w[row][i]) + Math.abs((double) w0[row][i]));
+            }
+            double tol = 2.0 * (n + 16) * 0x1p-24 * mag + Float.MIN_NORMAL;
+            assertThat((double) actual).as("row %d of %s", row, tensor.type()).isCloseTo(exact, org.assertj.core.data.Offset.offset(tol));
+        }
+    }
+
+    private static int rowLength(GGMLType t, Random r) {
+        return t.isQuantized() ? t.blockSize * (1 + r.nextInt(t.blockSize == 256 ? 3 : 12)) : 1 + r.nextInt(200);
+    }
+
+    @Property(tries = 60)
+    void matVecMatchesNaiveLoop(@ForAll("types") GGMLType t, @ForAll @IntRange(min = 1, max = 3) int threads,
+                                @ForAll @IntRange(min = 1, max = 70) int rows, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = rowLength(t, r);
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Matrix m = Matrix.random(t, n, rows, r, arena);
+            int xOff = r.nextInt(5), outOff = r.nextInt(5);
+            float[] x = QuantData.randomFloats(r, n + xOff), out = new float[rows + outOff + 3];
+            out[rows + outOff] = 42f;
+            MatrixOps.matVec(pool, m.tensor(), x, xOff, out, outOff);
+            for (int i = 0; i < rows; i++) m.assertRow(i, x, xOff, out[outOff + i]);
+            assertThat(out[rows + outOff]).as("no write past the output").isEqualTo(42f);
+
+            // a row range writes its rows from outOff on and nothing else
+            int from = r.nextInt(rows), to = from + r.nextInt(rows - from + 1);
+            float[] part = new float[to - from + 2];
+            part[to - from] = 7f;
+            MatrixOps.matVec(pool, m.tensor(), from, to, x, xOff, part, 0);
+            for (int i = from; i < to; i++) assertThat(part[i - from]).isEqualTo(out[outOff + i]);
+            assertThat(part[to - from]).isEqualTo(7f);
+        }
+    }
+
+    @Property(tries = 60)
+    void matMulMatchesNaiveLoop(@ForAll("types") GGMLType t, @ForAll @IntRange(min = 1, max = 3) int threads,
+                                @ForAll @IntRange(min = 1, max = 17) int batch, @ForAll @IntRange(min = 1, max = 45) int rows,
+                                @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = rowLength(t, r);
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Matrix m = Matrix.random(t, n, rows, r, arena);
+            float[] x = QuantData.randomFloats(r, batch * n), out = new float[batch * rows];
+            MatrixOps.matMul(pool, m.tensor(), x, batch, out);
+            for (int b = 0; b < batch; b++) {
+                for (int i = 0; i < rows; i++) m.assertRow(i, x, b * n, out[b * rows + i]);
+            }
+        }
+    }
+
+    @Test
+    void matMulOverSeveralPanelsAndThreads() {
+        // long rows make panels of 4 rows, so one thread's share spans many panels
+        Random r = new Random(7);
+        GGMLType t = GGMLType.Q4_K;
+        int n = 256 * 80, rows = 23, batch = 7;
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(2)) {
+            Matrix m = Matrix.random(t, n, rows, r, arena);
+            float[] x = QuantData.randomFloats(r, batch * n), out = new float[batch * rows];
+            MatrixOps.matMul(pool, m.tensor(), x, batch, out);
+            for (int b = 0; b < batch; b++) {
+                for (int i = 0; i < rows; i++) m.assertRow(i, x, b * n, out[b * rows + i]);
+            }
+        }
+    }
+
+    @Test
+    void rejectsShortBuffers() {
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(1)) {
+            Matrix m = Matrix.random(GGMLType.Q8_0, 64, 4, new Random(1), arena);
+            assertThatThrownBy(() -> MatrixOps.matVec(pool, m.tensor(), new float[63], 0, new float[4], 0)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> MatrixOps.matVec(pool, m.tensor(), new float[64], 0, new float[3], 0)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> MatrixOps.matVec(pool, m.tensor(), 2, 5, new float[64], 0, new float[3], 0)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> MatrixOps.matMul(pool, m.tensor(), new float[64 * 2], 3, new float[12])).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+    }
+}
