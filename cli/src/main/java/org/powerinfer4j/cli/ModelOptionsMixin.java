@@ -11,8 +11,9 @@ import picocli.CommandLine.Option;
 
 /** Options shared by every command that loads a model (flag names as in llama.cpp). */
 public final class ModelOptionsMixin {
-    @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL", description = "GGUF model file.")
-    Path model;
+    @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL",
+            description = "GGUF model file, or the name of a cached model (see list; e.g. the file name).")
+    String model;
 
     @Option(names = {"-t", "--threads"}, paramLabel = "N", split = ",",
             description = "Compute threads (default: all cores). bench accepts a list, e.g. -t 1,2.")
@@ -66,11 +67,11 @@ public final class ModelOptionsMixin {
         return o;
     }
 
-    /** The model path, checked to be an existing regular file. */
+    /** The model path: an existing file, else a cached model of that name; checked to be a regular file. */
     public Path checkedPath() throws IOException {
-        if (!Files.exists(model)) throw new java.nio.file.NoSuchFileException(model.toString());
-        if (Files.isDirectory(model)) throw new IOException(model + " is a directory, not a GGUF file");
-        return model;
+        Path path = org.powerinfer4j.engine.hub.ModelCache.resolve(model);
+        if (Files.isDirectory(path)) throw new IOException(path + " is a directory, not a GGUF file");
+        return path;
     }
 
     public Model open() throws IOException {

@@ -1,0 +1,116 @@
+package org.powerinfer4j.engine.hub;
+
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.function.LongSupplier;
+
+/**
+ * A one-line progress bar redrawn in place ({@code \r}) on a terminal: name, percentage, bar, bytes,
+ * MB/s and ETA, at most ten times a second. When not live (output is not a terminal) it draws nothing
+ * and only passes on notices, so logs get no carriage-return noise; the caller prints a final summary.
+ */
+public final class TerminalProgress implements ProgressListener {
+    private static final long REDRAW_NANOS = 100_000_000L;
+    private static final int NAME_WIDTH = 28, BAR_WIDTH = 20;
+
+    private final PrintWriter out;
+    private final boolean live;
+    private final LongSupplier nanoClock;
+    private String name = "";
+    private long offset, total = -1, startNanos, lastDraw, done;
+    private boolean drawn;
+
+    public TerminalProgress(PrintWriter out, boolean live) {
+        this(out, live, System::nanoTime);
+    }
+
+    TerminalProgress(PrintWriter out, boolean live, LongSupplier nanoClock) {
+        this.out = out;
+        this.live = live;
+        this.nanoClock = nanoClock;
+    }
+
+    @Override
+    public void start(String name, long offset, long total) {
+        this.name = name;
+        this.offset = offset;
+        this.done = offset;
+        this.total = total;
+        this.startNanos = nanoClock.getAsLong();
+        this.lastDraw = startNanos - REDRAW_NANOS;
+        advance(offset);
+    }
+
+    @Override
+    public void advance(long done) {
+        this.done = done;
+        if (!live) return;
+        long now = nanoClock.getAsLong();
+        if (now - lastDraw < REDRAW_NANOS) return;
+        lastDraw = now;
+        draw(now);
+    }
+
+    @Override
+    public void stop() {
+        if (!live) return;
+        draw(nanoClock.getAsLong());
+        out.println();
+        out.flush();
+        drawn = false;
+    }
+
+    @Override
+    public void message(String text) {
+        if (drawn) out.print("\r\033[K"); // clear the bar, print the notice, let the next advance redraw
+        out.println(text);
+        out.flush();
+        drawn = false;
+    }
+
+    private void draw(long now) {
+        out.print("\r" + render(name, offset, done, total, now - startNanos) + "\033[K");
+        out.flush();
+        drawn = true;
+    }
+
+    /** The bar for {@code done} of {@code total} bytes, {@code offset} of them present before this transfer began. */
+    static String render(String name, long offset, long done, long total, long elapsedNanos) {
+        String shown = name.length() <= NAME_WIDTH ? name : "…" + name.substring(name.length() - NAME_WIDTH + 1);
+        double seconds = elapsedNanos / 1e9;
+        double rate = seconds > 0 ? (done - offset) / seconds : 0;
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-" + NAME_WIDTH + "s ", shown));
+        if (total > 0) {
+            double f = Math.min(1.0, (double) done / total);
+            int filled = (int) Math.round(f * BAR_WIDTH);
+            sb.append(String.format(Locale.ROOT, "%3d%% [", (int) (f * 100)))
+                    .append("=".repeat(filled)).append(" ".repeat(BAR_WIDTH - filled)).append("] ")
+                    .append(formatBytes(done)).append(" / ").append(formatBytes(total));
+        } else {
+            sb.append(formatBytes(done));
+        }
+        sb.append(String.format(Locale.ROOT, "  %.1f MB/s", rate / 1e6));
+        if (total > 0 && rate > 0) sb.append("  ETA ").append(formatDuration((long) ((total - done) / rate * 1e9)));
+        return sb.toString();
+    }
+
+    /** {@code 950 B}, {@code 12.3 MB}, {@code 4.07 GB} (decimal units, as the hub shows sizes). */
+    public static String formatBytes(long bytes) {
+        if (bytes < 1000) return bytes + " B";
+        String[] units = {"kB", "MB", "GB", "TB"};
+        double v = bytes;
+        int u = -1;
+        while (v >= 1000 && u < units.length - 1) {
+            v /= 1000;
+            u++;
+        }
+        return String.format(Locale.ROOT, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+    }
+
+    /** {@code 0:42}, {@code 12:05}, {@code 1:02:03}. */
+    public static String formatDuration(long nanos) {
+        long s = Math.max(0, Math.round(nanos / 1e9));
+        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+                : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
+    }
+}
