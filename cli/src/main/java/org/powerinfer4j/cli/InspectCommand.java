@@ -14,8 +14,8 @@ import picocli.CommandLine.Parameters;
 /** {@code inspect}: metadata and tensor table of a GGUF file, like gguf-dump. */
 @Command(name = "inspect", mixinStandardHelpOptions = true, description = "Print a GGUF file's metadata and tensors.")
 public final class InspectCommand implements Callable<Integer> {
-    @Parameters(paramLabel = "MODEL", description = "GGUF file.")
-    Path model;
+    @Parameters(paramLabel = "MODEL", description = "GGUF file or cached model name.")
+    String model;
 
     @Option(names = "--max-array", defaultValue = "8", description = "Array items shown before summarising (default: ${DEFAULT-VALUE}).")
     int maxArray;
@@ -25,9 +25,9 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!java.nio.file.Files.exists(model)) throw new java.nio.file.NoSuchFileException(model.toString());
-        try (GGUFFile f = GGUFFile.open(model)) {
-            System.out.printf("%s: %s v%d, %,d bytes, alignment %d, data at %d%n", model.getFileName(), f.magicString(), f.version(),
+        Path path = org.powerinfer4j.engine.hub.ModelCache.resolve(model);
+        try (GGUFFile f = GGUFFile.open(path)) {
+            System.out.printf("%s: %s v%d, %,d bytes, alignment %d, data at %d%n", path.getFileName(), f.magicString(), f.version(),
                     f.fileSize(), f.alignment(), f.dataOffset());
             System.out.printf("* %d key/value pairs:%n", f.metadata().size());
             int i = 1;
