@@ -50,6 +50,8 @@ public final class GenerateCommand implements Callable<Integer> {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
         try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession()) {
             int[] ids = m.tokenizer().encode(text, true, false);
+            if (ids.length >= s.contextLength())
+                throw new IllegalArgumentException("prompt too long: " + ids.length + " tokens do not fit the context of " + s.contextLength() + " (raise -c)");
             if (!noDisplayPrompt) out.print(text);
             out.flush();
             GenerationParams params = GenerationParams.defaults().withMaxTokens(nPredict)
