@@ -83,6 +83,7 @@ class GGUFRobustnessTest {
 
     static byte[] tinyModel;
     static long tinyDataEnd;   // end of the last tensor's bytes (before its trailing padding)
+    static long tinyDataOffset; // start of the data section: everything before it is header
 
     static synchronized byte[] tinyModel() throws IOException {
         if (tinyModel != null) return tinyModel;
@@ -109,6 +110,7 @@ class GGUFRobustnessTest {
         try (GGUFFile f = GGUFFile.open(p)) {
             TensorInfo last = f.tensorInfo("h");
             tinyDataEnd = f.dataOffset() + last.offset() + last.byteSize();
+            tinyDataOffset = f.dataOffset();
         }
         return tinyModel;
     }
@@ -132,10 +134,10 @@ class GGUFRobustnessTest {
         try (GGUFFile f = GGUFFile.open(TestData.file("models/stories260K.gguf"))) {
             dataOffset = f.dataOffset();
         }
-        // every length through the header (one byte at a time for the first 4 KiB, then a stride), then a
+        // every length through the header (one byte at a time for the first 512 bytes, then a stride of 11), then a
         // coarse stride through the tensor data: none of these can open, the data is always cut
         int limit = Math.min(full.length - 1, 64 * 1024);
-        for (int len = 0; len <= limit; len += len < 4096 ? 1 : len < dataOffset + 64 ? 7 : 509) {
+        for (int len = 0; len <= limit; len += len < 512 ? 1 : len < dataOffset + 64 ? 11 : 509) {
             Outcome o = open(Arrays.copyOf(full, len), "stories-prefix.gguf");
             assertThat(o.opened).as("prefix %d", len).isFalse();
             if (len >= dataOffset) assertThat(o.error.getMessage()).contains("data");
