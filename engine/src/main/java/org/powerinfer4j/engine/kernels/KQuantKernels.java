@@ -241,19 +241,15 @@ final class KQuantKernels {
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * Q5_K_BYTES;
                 float d = f16(s, b), min = f16(s, b + 2);
-                long scales = b + 4, qh = b + 16, ql = b + 48;
-                int yi = yo + i * QK_K;
-                for (int j = 0, is = 0; j < QK_K; j += 64, is += 2, ql += 32) {
-                    int sm1 = scaleMin(s, scales, is), sm2 = scaleMin(s, scales, is + 1);
-                    float d1 = d * (sm1 & 0xFF), m1 = min * (sm1 >> 8);
-                    float d2 = d * (sm2 & 0xFF), m2 = min * (sm2 >> 8);
+                for (int g = 0; g < 8; g++) { // sub-block g: same walk as dot below
+                    long ql = b + 48 + 32 * (g >> 1), qh = b + 16;
+                    int sm = scaleMin(s, b + 4, g);
+                    float dg = d * (sm & 0xFF), mg = min * (sm >> 8);
+                    int ye = yo + i * QK_K + 32 * g;
                     for (int l = 0; l < 32; l += BL) {
                         ByteVector qb = Blocks.loadBytes(s, ql + l), hb = Blocks.loadBytes(s, qh + l);
                         for (int p = 0; p < BPARTS; p++) {
-                            IntVector v = Blocks.toInts(qb, p), h = Blocks.toInts(hb, p);
-                            int e = yi + j + l + p * FL;
-                            Blocks.toFloats(q5lo(v, h, is)).mul(d1).sub(m1).intoArray(y, e);
-                            Blocks.toFloats(q5hi(v, h, is)).mul(d2).sub(m2).intoArray(y, e + 32);
+                            Blocks.toFloats(q5(Blocks.toInts(qb, p), Blocks.toInts(hb, p), g)).mul(dg).sub(mg).intoArray(y, ye + l + p * FL);
                         }
                     }
                 }
@@ -262,44 +258,35 @@ final class KQuantKernels {
 
         public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
             Blocks.checkBlocks(n, QK_K);
-            FloatVector acc1 = FloatVector.zero(F), acc2 = acc1, accM1 = acc1, accM2 = acc1;
+            FloatVector accD = FloatVector.zero(F), accM = accD;
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * Q5_K_BYTES;
                 float d = f16(s, b), min = f16(s, b + 2);
-                long scales = b + 4, qh = b + 16, ql = b + 48;
-                int xi = xo + i * QK_K;
-                for (int j = 0, is = 0; j < QK_K; j += 64, is += 2, ql += 32) {
-                    FloatVector qx1 = FloatVector.zero(F), qx2 = qx1, sx1 = qx1, sx2 = qx1;
+                // one sub-block (32 elements) per iteration: a loop, not unrolled copies, keeps the compiled
+                // method under C2's inlining budget so that every vector operation is intrinsified
+                for (int g = 0; g < 8; g++) {
+                    long ql = b + 48 + 32 * (g >> 1), qh = b + 16;
+                    int xe = xo + i * QK_K + 32 * g;
+                    FloatVector qx = FloatVector.zero(F), sx = qx;
                     for (int l = 0; l < 32; l += BL) {
                         ByteVector qb = Blocks.loadBytes(s, ql + l), hb = Blocks.loadBytes(s, qh + l);
                         for (int p = 0; p < BPARTS; p++) {
-                            IntVector v = Blocks.toInts(qb, p), h = Blocks.toInts(hb, p);
-                            int e = xi + j + l + p * FL;
-                            FloatVector x1 = FloatVector.fromArray(F, x, e), x2 = FloatVector.fromArray(F, x, e + 32);
-                            qx1 = Blocks.toFloats(q5lo(v, h, is)).fma(x1, qx1);
-                            qx2 = Blocks.toFloats(q5hi(v, h, is)).fma(x2, qx2);
-                            sx1 = sx1.add(x1);
-                            sx2 = sx2.add(x2);
+                            FloatVector xv = FloatVector.fromArray(F, x, xe + l + p * FL);
+                            qx = Blocks.toFloats(q5(Blocks.toInts(qb, p), Blocks.toInts(hb, p), g)).fma(xv, qx);
+                            sx = sx.add(xv);
                         }
                     }
-                    int sm1 = scaleMin(s, scales, is), sm2 = scaleMin(s, scales, is + 1);
-                    acc1 = qx1.fma(bc(d * (sm1 & 0xFF)), acc1);
-                    acc2 = qx2.fma(bc(d * (sm2 & 0xFF)), acc2);
-                    accM1 = sx1.fma(bc(min * (sm1 >> 8)), accM1);
-                    accM2 = sx2.fma(bc(min * (sm2 >> 8)), accM2);
+                    int sm = scaleMin(s, b + 4, g);
+                    accD = qx.fma(bc(d * (sm & 0xFF)), accD);
+                    accM = sx.fma(bc(min * (sm >> 8)), accM);
                 }
             }
-            return acc1.add(acc2).sub(accM1.add(accM2)).reduceLanes(VectorOperators.ADD);
+            return accD.sub(accM).reduceLanes(VectorOperators.ADD);
         }
 
-        /** Low nibble plus 16 × high bit {@code is} (= 2k for the k-th 64-element group) of qh. */
-        private static IntVector q5lo(IntVector v, IntVector h, int is) {
-            return v.and(0xF).or(h.lanewise(VectorOperators.LSHR, is).and(1).lanewise(VectorOperators.LSHL, 4));
-        }
-
-        /** High nibble plus 16 × high bit {@code is + 1} of qh. */
-        private static IntVector q5hi(IntVector v, IntVector h, int is) {
-            return v.lanewise(VectorOperators.LSHR, 4).and(0xF).or(h.lanewise(VectorOperators.LSHR, is + 1).and(1).lanewise(VectorOperators.LSHL, 4));
+        /** Quant of sub-block g: nibble (low for even g, high for odd g) plus 16 × bit g of qh. */
+        private static IntVector q5(IntVector v, IntVector h, int g) {
+            return v.lanewise(VectorOperators.LSHR, 4 * (g & 1)).and(0xF).or(h.lanewise(VectorOperators.LSHR, g).and(1).lanewise(VectorOperators.LSHL, 4));
         }
     };
 
@@ -379,23 +366,16 @@ final class KQuantKernels {
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * Q6_K_BYTES;
                 float d = f16(s, b + 208);
-                long ql = b, qh = b + 128, sc = b + 192;
-                for (int h = 0; h < QK_K; h += 128, ql += 64, qh += 32, sc += 8) {
-                    int yi = yo + i * QK_K + h;
-                    for (int is = 0; is < 2; is++) {
-                        float d1 = d * i8(s, sc + is), d2 = d * i8(s, sc + is + 2);
-                        float d3 = d * i8(s, sc + is + 4), d4 = d * i8(s, sc + is + 6);
-                        for (int c = 0; c < 16; c += BL) {
-                            int l = 16 * is + c;
-                            ByteVector ab = Blocks.loadBytes(s, ql + l), cb = Blocks.loadBytes(s, ql + l + 32), hb = Blocks.loadBytes(s, qh + l);
-                            for (int p = 0; p < BPARTS; p++) {
-                                IntVector a = Blocks.toInts(ab, p), cc = Blocks.toInts(cb, p), hh = Blocks.toInts(hb, p);
-                                int e = yi + l + p * FL;
-                                Blocks.toFloats(q6(a, hh, 4)).mul(d1).intoArray(y, e);
-                                Blocks.toFloats(q6(cc, hh, 2)).mul(d2).intoArray(y, e + 32);
-                                Blocks.toFloats(q6(a.lanewise(VectorOperators.LSHR, 4), hh, 0)).mul(d3).intoArray(y, e + 64);
-                                Blocks.toFloats(q6(cc.lanewise(VectorOperators.LSHR, 4), hh, -2)).mul(d4).intoArray(y, e + 96);
-                            }
+                for (int sg = 0; sg < 16; sg++) { // same group walk as dot below
+                    int h = sg >> 3, k = (sg >> 1) & 3, l0 = 16 * (sg & 1);
+                    long ql = b + 64 * h + 32 * (k & 1) + l0, qh = b + 128 + 32 * h + l0;
+                    float ds = d * i8(s, b + 192 + 8 * h + 2 * k + (sg & 1)); // (d * sc) first, as ggml
+                    int ye = yo + i * QK_K + 16 * sg;
+                    for (int c = 0; c < 16; c += BL) {
+                        ByteVector lb = Blocks.loadBytes(s, ql + c), hb = Blocks.loadBytes(s, qh + c);
+                        for (int part = 0; part < BPARTS; part++) {
+                            IntVector q = q6(Blocks.toInts(lb, part), Blocks.toInts(hb, part), 4 * (k >> 1), 2 * k);
+                            Blocks.toFloats(q).mul(ds).intoArray(y, ye + c + part * FL);
                         }
                     }
                 }
@@ -404,44 +384,34 @@ final class KQuantKernels {
 
         public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
             Blocks.checkBlocks(n, QK_K);
-            FloatVector acc1 = FloatVector.zero(F), acc2 = acc1, acc3 = acc1, acc4 = acc1;
+            FloatVector acc = FloatVector.zero(F);
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * Q6_K_BYTES;
                 float d = f16(s, b + 208);
-                long ql = b, qh = b + 128, sc = b + 192;
-                for (int h = 0; h < QK_K; h += 128, ql += 64, qh += 32, sc += 8) {
-                    int xi = xo + i * QK_K + h;
-                    for (int is = 0; is < 2; is++) {
-                        FloatVector p1 = FloatVector.zero(F), p2 = p1, p3 = p1, p4 = p1;
-                        for (int c = 0; c < 16; c += BL) {
-                            int l = 16 * is + c;
-                            ByteVector ab = Blocks.loadBytes(s, ql + l), cb = Blocks.loadBytes(s, ql + l + 32), hb = Blocks.loadBytes(s, qh + l);
-                            for (int p = 0; p < BPARTS; p++) {
-                                IntVector a = Blocks.toInts(ab, p), cc = Blocks.toInts(cb, p), hh = Blocks.toInts(hb, p);
-                                int e = xi + l + p * FL;
-                                p1 = Blocks.toFloats(q6(a, hh, 4)).fma(FloatVector.fromArray(F, x, e), p1);
-                                p2 = Blocks.toFloats(q6(cc, hh, 2)).fma(FloatVector.fromArray(F, x, e + 32), p2);
-                                p3 = Blocks.toFloats(q6(a.lanewise(VectorOperators.LSHR, 4), hh, 0)).fma(FloatVector.fromArray(F, x, e + 64), p3);
-                                p4 = Blocks.toFloats(q6(cc.lanewise(VectorOperators.LSHR, 4), hh, -2)).fma(FloatVector.fromArray(F, x, e + 96), p4);
-                            }
+                // one 16-element scale group per iteration (a loop keeps the method within C2's inlining budget).
+                // Group sg covers y[16*sg ..]: half h = sg/8, quarter k = (sg/2)%4, l = 16*(sg%2) + c.
+                for (int sg = 0; sg < 16; sg++) {
+                    int h = sg >> 3, k = (sg >> 1) & 3, l0 = 16 * (sg & 1);
+                    long ql = b + 64 * h + 32 * (k & 1) + l0, qh = b + 128 + 32 * h + l0;
+                    int xe = xo + i * QK_K + 16 * sg;
+                    FloatVector p = FloatVector.zero(F);
+                    for (int c = 0; c < 16; c += BL) {
+                        ByteVector lb = Blocks.loadBytes(s, ql + c), hb = Blocks.loadBytes(s, qh + c);
+                        for (int part = 0; part < BPARTS; part++) {
+                            IntVector q = q6(Blocks.toInts(lb, part), Blocks.toInts(hb, part), 4 * (k >> 1), 2 * k);
+                            p = Blocks.toFloats(q).fma(FloatVector.fromArray(F, x, xe + c + part * FL), p);
                         }
-                        acc1 = p1.fma(bc(d * i8(s, sc + is)), acc1);
-                        acc2 = p2.fma(bc(d * i8(s, sc + is + 2)), acc2);
-                        acc3 = p3.fma(bc(d * i8(s, sc + is + 4)), acc3);
-                        acc4 = p4.fma(bc(d * i8(s, sc + is + 6)), acc4);
                     }
+                    acc = p.fma(bc(d * i8(s, b + 192 + 8 * h + 2 * k + (sg & 1))), acc);
                 }
             }
-            return acc1.add(acc2).add(acc3.add(acc4)).reduceLanes(VectorOperators.ADD);
+            return acc.reduceLanes(VectorOperators.ADD);
         }
 
-        /**
-         * (low 4 bits of {@code lo}) | (2 bits of qh moved to bits 4..5) - 32. {@code shift} brings the wanted qh
-         * bit pair to bits 4..5: +4 for bits 0..1, +2 for 2..3, 0 for 4..5, -2 (right) for 6..7.
-         */
-        private static IntVector q6(IntVector lo, IntVector qh, int shift) {
-            IntVector hi = shift >= 0 ? qh.lanewise(VectorOperators.LSHL, shift) : qh.lanewise(VectorOperators.LSHR, -shift);
-            return lo.and(0xF).or(hi.and(0x30)).sub(32);
+        /** ((ql >> nibbleShift) & 0xF) | ((qh >> qhShift) & 3) << 4, minus 32. */
+        private static IntVector q6(IntVector ql, IntVector qh, int nibbleShift, int qhShift) {
+            IntVector hi = qh.lanewise(VectorOperators.LSHR, qhShift).lanewise(VectorOperators.LSHL, 4).and(0x30);
+            return ql.lanewise(VectorOperators.LSHR, nibbleShift).and(0xF).or(hi).sub(32);
         }
     };
 }

@@ -19,8 +19,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * The 32-element block quantizations Q8_0, Q4_0 and Q4_1 (ggml-quants.c / ggml-common.h).
  *
  * <p>Vector dots compute one partial vector per block (sum of q·x over the block, in float) and fold it into the
- * running sum with the block scale: {@code acc = fma(partial, d, acc)}. Even and odd blocks use separate
- * accumulators so consecutive blocks do not wait on each other's FMA. Quants are widened byte → int → float
+ * running sum with the block scale: {@code acc = fma(partial, d, acc)}. Quants are widened byte → int → float
  * (the Vector API has no pmaddubsw/vpdpbusd; see {@link Q8Activations} for the measured integer alternative).
  */
 final class LegacyQuantKernels {
@@ -78,29 +77,23 @@ final class LegacyQuantKernels {
 
         public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
             Blocks.checkBlocks(n, QK);
-            int nb = n / QK;
-            FloatVector even = FloatVector.zero(F), odd = even;
-            int i = 0;
-            for (; i + 1 < nb; i += 2) {
-                long b = off + (long) i * Q8_0_BYTES;
-                even = block(s, b, x, xo + i * QK).fma(Blocks.bc(f16(s, b)), even);
-                odd = block(s, b + Q8_0_BYTES, x, xo + i * QK + QK).fma(Blocks.bc(f16(s, b + Q8_0_BYTES)), odd);
-            }
-            if (i < nb) {
-                long b = off + (long) i * Q8_0_BYTES;
-                even = block(s, b, x, xo + i * QK).fma(Blocks.bc(f16(s, b)), even);
-            }
-            return even.add(odd).reduceLanes(VectorOperators.ADD);
-        }
-
-        /** Σ q[j]·x[j] over one block, as a vector of partial sums. */
-        private static FloatVector block(MemorySegment s, long b, float[] x, int xo) {
             FloatVector acc = FloatVector.zero(F);
-            for (int j = 0; j < QK; j += BL) {
-                ByteVector q = Blocks.loadBytes(s, b + 2 + j);
-                for (int p = 0; p < BPARTS; p++) acc = Blocks.toFloats(q, p).fma(FloatVector.fromArray(F, x, xo + j + p * FL), acc);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q8_0_BYTES;
+                int xb = xo + i * QK;
+                // Σ q·x over the block as a vector, then one FMA with the block scale. Written inline: a helper
+                // returning a vector that C2 compiles on its own ("already compiled into a big method") is then
+                // not inlined and every call boxes the vector.
+                FloatVector p = FloatVector.zero(F);
+                for (int j = 0; j < QK; j += BL) {
+                    ByteVector q = Blocks.loadBytes(s, b + 2 + j);
+                    for (int part = 0; part < BPARTS; part++) {
+                        p = Blocks.toFloats(q, part).fma(FloatVector.fromArray(F, x, xb + j + part * FL), p);
+                    }
+                }
+                acc = p.fma(Blocks.bc(f16(s, b)), acc);
             }
-            return acc;
+            return acc.reduceLanes(VectorOperators.ADD);
         }
     };
 
@@ -170,34 +163,25 @@ final class LegacyQuantKernels {
 
         public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
             Blocks.checkBlocks(n, QK);
-            int nb = n / QK;
-            FloatVector even = FloatVector.zero(F), odd = even;
-            int i = 0;
-            for (; i + 1 < nb; i += 2) {
+            FloatVector acc = FloatVector.zero(F);
+            for (int i = 0; i < n / QK; i++) {
                 long b = off + (long) i * Q4_0_BYTES;
-                even = block(s, b, x, xo + i * QK).fma(Blocks.bc(f16(s, b)), even);
-                odd = block(s, b + Q4_0_BYTES, x, xo + i * QK + QK).fma(Blocks.bc(f16(s, b + Q4_0_BYTES)), odd);
-            }
-            if (i < nb) {
-                long b = off + (long) i * Q4_0_BYTES;
-                even = block(s, b, x, xo + i * QK).fma(Blocks.bc(f16(s, b)), even);
-            }
-            return even.add(odd).reduceLanes(VectorOperators.ADD);
-        }
-
-        /** Σ (q[j]-8)·x[j] over one block, as a vector of partial sums; low nibbles are elements 0..15. */
-        private static FloatVector block(MemorySegment s, long b, float[] x, int xo) {
-            FloatVector lo = FloatVector.zero(F), hi = lo;
-            for (int j = 0; j < QK / 2; j += BL) {
-                ByteVector q = Blocks.loadBytes(s, b + 2 + j);
-                for (int p = 0; p < BPARTS; p++) {
-                    IntVector v = Blocks.toInts(q, p);
-                    int e = xo + j + p * FL;
-                    lo = Blocks.toFloats(v.and(0x0F).sub(8)).fma(FloatVector.fromArray(F, x, e), lo);
-                    hi = Blocks.toFloats(v.lanewise(VectorOperators.LSHR, 4).and(0x0F).sub(8)).fma(FloatVector.fromArray(F, x, e + QK / 2), hi);
+                int xb = xo + i * QK;
+                // Σ (q-8)·x over the block (low nibbles are elements 0..15, high nibbles 16..31), then one FMA
+                // with the block scale; inline for the same reason as Q8_0 above
+                FloatVector lo = FloatVector.zero(F), hi = lo;
+                for (int j = 0; j < QK / 2; j += BL) {
+                    ByteVector q = Blocks.loadBytes(s, b + 2 + j);
+                    for (int part = 0; part < BPARTS; part++) {
+                        IntVector v = Blocks.toInts(q, part);
+                        int e = xb + j + part * FL;
+                        lo = Blocks.toFloats(v.and(0x0F).sub(8)).fma(FloatVector.fromArray(F, x, e), lo);
+                        hi = Blocks.toFloats(v.lanewise(VectorOperators.LSHR, 4).and(0x0F).sub(8)).fma(FloatVector.fromArray(F, x, e + QK / 2), hi);
+                    }
                 }
+                acc = lo.add(hi).fma(Blocks.bc(f16(s, b)), acc);
             }
-            return lo.add(hi);
+            return acc.reduceLanes(VectorOperators.ADD);
         }
     };
 

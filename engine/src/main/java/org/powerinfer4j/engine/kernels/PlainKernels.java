@@ -91,17 +91,19 @@ final class PlainKernels {
         }
 
         public float dot(MemorySegment s, long off, float[] x, int xo, int n) {
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            // two accumulators, not four: the half conversion is ~8 vector ops, and more unrolled copies push
+            // the method past C2's inlining budget (the conversion then runs un-intrinsified)
+            FloatVector a0 = FloatVector.zero(F), a1 = a0;
             int i = 0;
-            for (int end = n - 4 * FL; i <= end; i += 4 * FL) {
-                long o = off + 2L * i;
-                a0 = half(s, o).fma(FloatVector.fromArray(F, x, xo + i), a0);
-                a1 = half(s, o + 2L * FL).fma(FloatVector.fromArray(F, x, xo + i + FL), a1);
-                a2 = half(s, o + 4L * FL).fma(FloatVector.fromArray(F, x, xo + i + 2 * FL), a2);
-                a3 = half(s, o + 6L * FL).fma(FloatVector.fromArray(F, x, xo + i + 3 * FL), a3);
+            for (int end = n - 2 * FL; i <= end; i += 2 * FL) {
+                a0 = half(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
+                a1 = half(s, off + 2L * (i + FL)).fma(FloatVector.fromArray(F, x, xo + i + FL), a1);
             }
-            for (int end = n - FL; i <= end; i += FL) a0 = half(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
-            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            if (i <= n - FL) {
+                a0 = half(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
+                i += FL;
+            }
+            float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
             for (; i < n; i++) sum += Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i)) * x[xo + i];
             return sum;
         }
