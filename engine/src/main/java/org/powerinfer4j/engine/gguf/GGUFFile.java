@@ -280,6 +280,7 @@ public final class GGUFFile implements AutoCloseable {
             long kvCount = count("metadata_kv_count", 8 + 4 + 1);
 
             Map<String, MetadataValue> metadata = new LinkedHashMap<>();
+            long alignmentAt = -1;
             for (long i = 0; i < kvCount; i++) {
                 long keyAt = pos;
                 String key = string("metadata key #" + i);
@@ -288,21 +289,23 @@ public final class GGUFFile implements AutoCloseable {
                 int typeId = u32("type of '" + key + "'");
                 GGUFValueType type = GGUFValueType.byId(Integer.toUnsignedLong(typeId));
                 if (type == null) throw error("type of '" + key + "'", typeAt, "unknown value type " + Integer.toUnsignedString(typeId));
+                if (key.equals("general.alignment")) alignmentAt = pos;
                 metadata.put(key, value(key, type, 0));
             }
 
             int alignment = DEFAULT_ALIGNMENT;
             MetadataValue al = metadata.get("general.alignment");
             if (al != null) {
-                if (al.type() != GGUFValueType.UINT32 && al.type() != GGUFValueType.INT32)
-                    throw error("general.alignment", 0, "must be a u32, is " + al.type());
+                if (al.type() != GGUFValueType.UINT32) // llama.cpp accepts only u32 here
+                    throw error("general.alignment", alignmentAt, "must be a u32, is " + al.type());
                 long a = al.asLong();
                 if (a <= 0 || Long.bitCount(a) != 1 || a > (1 << 20))
-                    throw error("general.alignment", 0, "must be a power of two between 1 and 1 MiB, is " + a);
+                    throw error("general.alignment", alignmentAt, "must be a power of two between 1 and 1 MiB, is " + a);
                 alignment = (int) a;
             }
 
             Map<String, TensorInfo> tensors = new LinkedHashMap<>();
+            Map<String, Long> offsetFieldAt = new java.util.HashMap<>();
             for (long i = 0; i < tensorCount; i++) {
                 long infoAt = pos;
                 String name = string("tensor #" + i + " name");
@@ -336,6 +339,7 @@ public final class GGUFFile implements AutoCloseable {
                     throw error(f + " offset", offAt, "offset " + Long.toUnsignedString(offset) + " is not a multiple of the alignment " + alignment);
                 long bytes = Math.multiplyExact(elements / type.blockSize, (long) type.typeSize);
                 tensors.put(name, new TensorInfo(name, type, ne, offset, bytes));
+                offsetFieldAt.put(name, offAt);
             }
 
             long dataOffset = alignUp(pos, alignment);
@@ -344,7 +348,7 @@ public final class GGUFFile implements AutoCloseable {
                 long dataSize = size - dataOffset;
                 for (TensorInfo ti : tensors.values()) {
                     if (ti.offset() > dataSize || ti.byteSize() > dataSize - ti.offset())
-                        throw error("tensor '" + ti.name() + "' data", dataOffset + ti.offset(),
+                        throw error("tensor '" + ti.name() + "' offset", offsetFieldAt.get(ti.name()),
                                 ti.byteSize() + " bytes at data offset " + ti.offset() + " run past the end of the file (data section is " + dataSize + " bytes)");
                 }
             }
