@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.tokenizer;
 
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.LegacyOverrides;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
@@ -53,9 +54,21 @@ public final class JinjaChatTemplate implements ChatTemplate {
         jinjava.javax.el.CompositeELResolver resolver = new jinjava.javax.el.CompositeELResolver();
         resolver.add(new PyStringMethods());
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
+        // Python Jinja semantics rather than Jinjava's legacy ones: {{- -}} / {#- -#} whitespace control (HF
+        // templates depend on it), Python operator precedence, map literals and iteration as in Python
+        LegacyOverrides python = LegacyOverrides.newBuilder()
+                .withUseTrimmingForNotesAndExpressions(true)
+                .withParseWhitespaceControlStrictly(true)
+                .withUseNaturalOperatorPrecedence(true)
+                .withEvaluateMapKeys(true)
+                .withIterateOverMapKeys(true)
+                .withKeepNullableLoopValues(true)
+                .withUsePyishObjectMapper(true)
+                .build();
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
                 .withLstripBlocks(true)
+                .withLegacyOverrides(python)
                 .withElResolver(resolver)
                 .withFailOnUnknownTokens(false)
                 .build();

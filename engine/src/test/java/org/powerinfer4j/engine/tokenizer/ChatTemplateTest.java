@@ -21,6 +21,12 @@ class ChatTemplateTest {
     /** mistralai/Mistral-7B-Instruct-v0.1 tokenizer_config.json chat_template. */
     static final String MISTRAL = "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
 
+    /**
+     * meta-llama/Llama-3.1-8B-Instruct's template with its tool-calling branches removed: it relies on {{- -}}
+     * and {%- -%} whitespace control, "is defined" tests, reassigning messages and "'key' in message".
+     */
+    static final String LLAMA31_ABRIDGED = "{{- bos_token }}\n{%- if custom_tools is defined %}\n    {%- set tools = custom_tools %}\n{%- endif %}\n{%- if not tools_in_user_message is defined %}\n    {%- set tools_in_user_message = true %}\n{%- endif %}\n{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n{%- endif %}\n{%- if not tools is defined %}\n    {%- set tools = none %}\n{%- endif %}\n\n{#- This block extracts the system message, so we can slot it into the right place. #}\n{%- if messages[0]['role'] == 'system' %}\n    {%- set system_message = messages[0]['content']|trim %}\n    {%- set messages = messages[1:] %}\n{%- else %}\n    {%- set system_message = \"\" %}\n{%- endif %}\n\n{#- System message + builtin tools #}\n{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}\n{%- if builtin_tools is defined or tools is not none %}\n    {{- \"Environment: ipython\\n\" }}\n{%- endif %}\n{{- \"Cutting Knowledge Date: December 2023\\n\" }}\n{{- \"Today Date: \" + date_string + \"\\n\\n\" }}\n{{- system_message }}\n{{- \"<|eot_id|>\" }}\n{%- for message in messages %}\n    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}\n        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}\n    {%- endif %}\n{%- endfor %}\n{%- if add_generation_prompt %}\n    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}\n{%- endif %}\n";
+
     private static final List<ChatMessage> CONVERSATION = List.of(
             ChatMessage.system("You are a helpful assistant."),
             ChatMessage.user("Hello!"),
@@ -38,6 +44,15 @@ class ChatTemplateTest {
                         + "<|start_header_id|>assistant<|end_header_id|>\n\n");
         assertThat(t.render(List.of(ChatMessage.user("Hi")), false))
                 .isEqualTo("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+    }
+
+    @Test
+    void llama31WhitespaceControl() {
+        ChatTemplate t = ChatTemplates.jinja(LLAMA31_ABRIDGED, "<|begin_of_text|>", "<|eot_id|>");
+        assertThat(t.render(List.of(ChatMessage.system(" Sys. "), ChatMessage.user("Hi")), true)).isEqualTo(
+                "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+                        + "Today Date: 26 Jul 2024\n\nSys.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                        + "<|start_header_id|>assistant<|end_header_id|>\n\n");
     }
 
     @Test
