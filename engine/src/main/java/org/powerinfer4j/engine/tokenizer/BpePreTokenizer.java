@@ -132,6 +132,14 @@ final class BpePreTokenizer {
     private final ClassAlphabet[] alphabets;
 
     BpePreTokenizer(Spec spec) {
+        this(spec, true);
+    }
+
+    /**
+     * @param fastPaths use llama.cpp's hand-written GPT-2/Llama-3 matchers and the class alphabet; without them
+     *                  every expression runs through the generic regex path (tests compare the two)
+     */
+    BpePreTokenizer(Spec spec, boolean fastPaths) {
         this.spec = spec;
         int n = spec.regexes().size();
         patterns = new Pattern[n];
@@ -139,7 +147,8 @@ final class BpePreTokenizer {
         alphabets = new ClassAlphabet[n];
         for (int i = 0; i < n; i++) {
             String re = spec.regexes().get(i);
-            if (re.equals(GPT2) || re.equals(LLAMA3)) continue;
+            if (fastPaths && (re.equals(GPT2) || re.equals(LLAMA3))) continue;
+            if (re.equals(GPT2)) re = GPT2 + "|\\s+"; // the expression llama.cpp's matcher implements in full
             collapsed[i] = usesCategories(re);
             if (re.equals("\\s+$")) {
                 // deepseek-llm. A match of \s+$ can only start where a whitespace run starts (a later start inside
@@ -151,7 +160,7 @@ final class BpePreTokenizer {
             if (collapsed[i]) {
                 patterns[i] = Pattern.compile(collapseRegex(re));
             } else {
-                alphabets[i] = ClassAlphabet.of(javaAnchors(re));
+                alphabets[i] = fastPaths ? ClassAlphabet.of(javaAnchors(re)) : null;
                 patterns[i] = alphabets[i] != null ? alphabets[i].pattern : Pattern.compile(javaAnchors(re));
             }
         }
@@ -203,9 +212,9 @@ final class BpePreTokenizer {
         WideText wide = null;
         for (int r = 0; r < patterns.length; r++) {
             String re = spec.regexes().get(r);
-            if (re.equals(GPT2)) {
+            if (patterns[r] == null && re.equals(GPT2)) {
                 offsets = splitGpt2(cps, offsets);
-            } else if (re.equals(LLAMA3)) {
+            } else if (patterns[r] == null) {
                 offsets = splitLlama3(cps, offsets);
             } else if (collapsed[r]) {
                 if (collapsedText == null) collapsedText = collapse(cps);
