@@ -47,7 +47,7 @@ public final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String text = prompt == null ? "" : prompt.file != null ? Files.readString(prompt.file, StandardCharsets.UTF_8) : prompt.text;
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8); // UTF-8 whatever the platform encoding
         try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession()) {
             int[] ids = m.tokenizer().encode(text, true, false);
             if (ids.length >= s.contextLength())

@@ -52,8 +52,14 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SpmTokenizer, B
 
     @Override
     public final int[] encode(String text, boolean addSpecial, boolean parseSpecial) {
+        return encode(text, addSpecial, parseSpecial, null);
+    }
+
+    @Override
+    public final int[] encode(String text, boolean addSpecial, boolean parseSpecial, int[][] literalRanges) {
         String t = Unicode.sanitize(text);
-        List<Fragment> fragments = t.isEmpty() ? List.of() : partition(t, parseSpecial);
+        if (t.length() != text.length()) literalRanges = null; // sanitizing changed offsets (only for unpaired surrogates)
+        List<Fragment> fragments = t.isEmpty() ? List.of() : partition(t, parseSpecial, literalRanges);
         IntList out = new IntList(t.length() / 3 + 4);
         encodeFragments(t, fragments, addSpecial, out);
         return out.toArray();
@@ -67,6 +73,11 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SpmTokenizer, B
      * added tokens fast on long inputs without changing the result.
      */
     List<Fragment> partition(String text, boolean parseSpecial) {
+        return partition(text, parseSpecial, null);
+    }
+
+    /** As {@link #partition(String, boolean)}; no special token is recognised inside {@code literalRanges} ([from, to) pairs). */
+    List<Fragment> partition(String text, boolean parseSpecial, int[][] literalRanges) {
         List<Fragment> buffer = new ArrayList<>();
         buffer.add(new Fragment(-1, 0, text.length()));
         int[] special = vocab.specialTokens;
@@ -86,6 +97,7 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SpmTokenizer, B
                 int base = f.offset(), end = f.offset() + f.length();
                 while (true) {
                     int match = text.indexOf(tok, base, end);
+                    while (match >= 0 && overlaps(literalRanges, match, match + tok.length())) match = text.indexOf(tok, match + 1, end);
                     if (match < 0) {
                         if (base < end) next.add(new Fragment(-1, base, end - base));
                         break;
@@ -103,6 +115,12 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SpmTokenizer, B
             buffer = next;
         }
         return buffer;
+    }
+
+    private static boolean overlaps(int[][] ranges, int from, int to) {
+        if (ranges == null) return false;
+        for (int[] r : ranges) if (from < r[1] && r[0] < to) return true;
+        return false;
     }
 
     /** C {@code isspace} in the "C" locale, which llama.cpp uses for lstrip/rstrip. */

@@ -18,6 +18,13 @@ public interface Tokenizer {
     int[] encode(String text, boolean addSpecial, boolean parseSpecial);
 
     /**
+     * Like {@link #encode(String, boolean, boolean)} with special-token parsing, except inside
+     * {@code literalRanges} ([from, to) character ranges of {@code text}), which are always tokenized as plain
+     * text: a rendered chat prompt parses the template's special tokens but never those a user typed.
+     */
+    int[] encode(String text, boolean addSpecial, boolean parseSpecial, int[][] literalRanges);
+
+    /**
      * Text of the ids, as llama.cpp's {@code common_detokenize}: control tokens rendered as nothing unless
      * {@code renderSpecial}; for SentencePiece the dummy-prefix space of the first token is dropped (so a leading
      * BOS, which is that first token, keeps the next token's space, exactly as llama.cpp prints it).

@@ -1,0 +1,135 @@
+package org.powerinfer4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.gguf.GGUFWriter;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import picocli.CommandLine;
+
+/** The CLI end to end through {@link Main}: outputs, exit codes and one-line errors. */
+class CliTest {
+    private static final Path TESTDATA = Path.of(System.getProperty("powerinfer4j.testdata"));
+    private static final String STORIES = TESTDATA.resolve("models/stories260K.gguf").toString();
+
+    record Result(int code, String out, String err) {}
+
+    static Result run(String... args) {
+        PrintStream oldOut = System.out, oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        StringWriter picoOut = new StringWriter(), picoErr = new StringWriter();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            CommandLine cl = Main.commandLine();
+            cl.setOut(new PrintWriter(picoOut, true));
+            cl.setErr(new PrintWriter(picoErr, true));
+            int code = cl.execute(args);
+            return new Result(code, out.toString(StandardCharsets.UTF_8) + picoOut, err.toString(StandardCharsets.UTF_8) + picoErr);
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void helpListsTheCommands() {
+        Result r = run("--help");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("generate", "chat", "inspect", "bench", "tokenize", "generate-model");
+    }
+
+    @Test
+    void generateGreedyMatchesLlamaCppText() {
+        Result r = run("generate", "-m", STORIES, "-p", "Once upon a time", "-n", "32", "--temp", "0", "-t", "2");
+        assertThat(r.code()).as(r.err()).isZero();
+        // llama.cpp's continuation (reference/stories260K.llamacpp.json)
+        assertThat(r.out()).as("stdout").startsWith("Once upon a time, there was a little girl named Lily. She loved to play outside in the park.");
+        assertThat(r.err()).contains("prompt: 5 tokens").contains("generation: 32 tokens");
+    }
+
+    @Test
+    void sparseStatsArePrinted() {
+        Result r = run("generate", "-m", TESTDATA.resolve("sparse/stories260K-relu.powerinfer.gguf").toString(), "-p", "Once upon a time",
+                "-n", "8", "--temp", "0", "--stats");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("--sparse predict").contains("recall").contains("precision");
+    }
+
+    @Test
+    void inspectPrintsMetadataAndTensors() {
+        Result r = run("inspect", STORIES);
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("GGUF v3", "general.architecture", "\"llama\"", "(512 string values)", "48 tensors", "token_embd.weight");
+    }
+
+    @Test
+    void missingFileIsOneLineError() {
+        Result r = run("generate", "-m", "/no/such/model.gguf", "-p", "x");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).startsWith("error: no such file or cached model: /no/such/model.gguf").doesNotContain("\n");
+    }
+
+    @Test
+    void notAGgufIsOneLineError(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("notes.txt");
+        Files.writeString(f, "this is not a model");
+        Result r = run("inspect", f.toString());
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).startsWith("error: notes.txt: magic at byte 0: not a GGUF file").doesNotContain("\n").doesNotContain("Exception");
+    }
+
+    @Test
+    void truncatedModelIsOneLineError(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("cut.gguf");
+        byte[] all = Files.readAllBytes(Path.of(STORIES));
+        Files.write(f, Arrays.copyOf(all, all.length / 2));
+        Result r = run("generate", "-m", f.toString(), "-p", "x");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).startsWith("error: cut.gguf:").contains("past the end of the file").doesNotContain("\n");
+    }
+
+    @Test
+    void overLongPromptIsOneLineError() {
+        Result r = run("generate", "-m", STORIES, "-p", "word ".repeat(400), "-c", "64");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).startsWith("error: prompt too long").doesNotContain("\n");
+    }
+
+    @Test
+    void unsupportedTensorTypeIsOneLineError(@TempDir Path dir) throws Exception {
+        // stories260K with its first matrix relabelled as Q5_0 (no kernel): same bytes per row count is not needed,
+        // the model is rejected before any data is read
+        Path f = dir.resolve("q5.gguf");
+        try (GGUFFile src = GGUFFile.open(Path.of(STORIES))) {
+            GGUFWriter w = new GGUFWriter();
+            w.putAll(src, k -> true);
+            for (var ti : src.tensorInfos()) {
+                if (ti.name().equals("blk.0.attn_q.weight")) {
+                    long[] ne = ti.ne();
+                    w.addTensor(ti.name(), GGMLType.Q5_0, ne, java.lang.foreign.MemorySegment.ofArray(new byte[(int) GGMLType.Q5_0.byteSize(ne[0] * ne[1])]));
+                } else w.addTensor(ti.name(), ti.type(), ti.ne(), src.tensor(ti.name()).data());
+            }
+            w.write(f);
+        }
+        Result r = run("generate", "-m", f.toString(), "-p", "x");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).contains("blk.0.attn_q.weight").contains("Q5_0").contains("cannot compute").doesNotContain("\n");
+    }
+
+    @Test
+    void unknownSubcommandIsAUsageError() {
+        Result r = run("frobnicate");
+        assertThat(r.code()).isEqualTo(2);
+    }
+}
