@@ -29,7 +29,7 @@ public final class BandwidthProbe {
     }
 
     /** Best of 5 full passes with {@code threads} threads, each summing a contiguous share. */
-    static double measure(MemorySegment s, int threads) {
+    public static double measure(MemorySegment s, int threads) {
         long chunk = s.byteSize() / threads / L.vectorByteSize() * L.vectorByteSize();
         long[] sink = new long[threads];
         double best = 0;
