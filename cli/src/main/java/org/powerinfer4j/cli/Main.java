@@ -9,7 +9,8 @@ import picocli.CommandLine.Option;
 /** The {@code powerinfer4j} command: subcommands for generation, chat, inspection and tooling. */
 @Command(name = "powerinfer4j", mixinStandardHelpOptions = true, version = "PowerInfer4j 0.1.0",
         description = "Pure-Java LLM inference for GGUF models, exploiting activation sparsity.",
-        subcommands = {GenerateCommand.class, InspectCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {GenerateCommand.class, InspectCommand.class, BenchCommand.class, ProfileCommand.class, TrainPredictorsCommand.class,
+                PlanCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @Option(names = "--verbose", description = "Show stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)

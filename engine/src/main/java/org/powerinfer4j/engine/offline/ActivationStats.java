@@ -32,7 +32,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * <p>Also read: a directory of per-layer files ({@code activation_3.npy}, {@code layer3.txt}, ... ordered by the
  * number in the name), single {@code .npy} files (1-D: one layer; 2-D: [layers][n_ff]), plain text (numbers
  * separated by white space: one layer per file), and the JSON of {@code testdata/sparse/activation_counts.json}.
- * Frequencies given as fractions (all values ≤ 1) are scaled to counts over a notional {@link #FRACTION_SCALE}
+ * Frequencies given as fractions (all values ≤ 1, not all whole numbers) are scaled to counts over a notional {@link #FRACTION_SCALE}
  * tokens; only relative values matter for placement.
  */
 public final class ActivationStats {
@@ -159,27 +159,43 @@ public final class ActivationStats {
     /** Reads statistics in any of the supported formats (see the class comment). */
     public static ActivationStats read(Path path) throws IOException {
         if (Files.isDirectory(path)) return readDirectory(path);
-        String name = path.getFileName().toString().toLowerCase(Locale.ROOT);
-        byte[] head = new byte[4];
-        try (var in = Files.newInputStream(path)) {
-            int n = in.readNBytes(head, 0, 4);
-            String magic = new String(head, 0, n, StandardCharsets.ISO_8859_1);
-            if (magic.equals("GGUF") || magic.equals("PWRI")) return readGguf(path);
-            if (n >= 1 && (head[0] & 0xff) == 0x93) return fromRows(NpyReader.read(path), 0, path.getFileName().toString());
-        }
-        if (name.endsWith(".json")) return readJson(path);
-        return fromRows(new double[][]{readText(path)}, 0, path.getFileName().toString());
+        if (isGguf(path)) return readGguf(path);
+        if (path.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") && !isNpy(path)) return readJson(path);
+        return fromRows(readRaw(path), 0, path.getFileName().toString());
     }
 
-    /** Per-layer files (one layer each), in the given order. */
+    /** Per-layer files (one layer each, .npy or text), in the given order. */
     public static ActivationStats readLayers(List<Path> files) throws IOException {
         List<double[]> rows = new ArrayList<>();
         for (Path p : files) {
-            ActivationStats s = read(p);
-            if (s.layers() != 1) throw new IOException(p.getFileName() + ": holds " + s.layers() + " layers, expected one");
-            rows.add(Arrays.stream(s.counts[0]).asDoubleStream().toArray());
+            double[][] r = readRaw(p);
+            if (r.length != 1) throw new IOException(p.getFileName() + ": holds " + r.length + " layers, expected one");
+            rows.add(r[0]);
         }
-        return fromRows(rows.toArray(double[][]::new), 0, "");
+        return fromRows(rows.toArray(double[][]::new), 0, files.isEmpty() ? "" : files.get(0).getParent() + "");
+    }
+
+    private static boolean isGguf(Path p) throws IOException {
+        String m = magic(p);
+        return m.equals("GGUF") || m.equals("PWRI");
+    }
+
+    private static boolean isNpy(Path p) throws IOException {
+        String m = magic(p);
+        return !m.isEmpty() && m.charAt(0) == (char) 0x93;
+    }
+
+    private static String magic(Path p) throws IOException {
+        byte[] head = new byte[4];
+        try (var in = Files.newInputStream(p)) {
+            int n = in.readNBytes(head, 0, 4);
+            return new String(head, 0, n, StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    /** The numbers of a .npy or text file, unscaled. */
+    private static double[][] readRaw(Path p) throws IOException {
+        return isNpy(p) ? NpyReader.read(p) : new double[][]{readText(p)};
     }
 
     private static final Pattern LAYER_NUMBER = Pattern.compile("(\\d+)(?!.*\\d)");
@@ -223,14 +239,19 @@ public final class ActivationStats {
         return v;
     }
 
-    /** Numbers → counts: fractions are scaled; negative or non-finite values are errors. */
+    /**
+     * Numbers → counts. Frequencies (every value ≤ 1 and some not a whole number) are scaled; negative or
+     * non-finite values are errors.
+     */
     static ActivationStats fromRows(double[][] rows, long tokens, String source) throws IOException {
-        boolean fractions = true;
+        boolean fractions = true, whole = true;
         for (double[] r : rows)
             for (double v : r) {
                 if (!Double.isFinite(v) || v < 0) throw new IOException(source + ": value " + v + " is not a non-negative count or frequency");
                 if (v > 1) fractions = false;
+                if (v != Math.rint(v)) whole = false;
             }
+        fractions &= !whole;
         long[][] c = new long[rows.length][];
         for (int l = 0; l < rows.length; l++) {
             c[l] = new long[rows[l].length];
