@@ -47,6 +47,11 @@ class PredictorTrainerTest {
             assertThat(p.predictedActive()).as("layer %d stays sparse", p.layer()).isLessThan(0.5);
         }
         assertThat(r.fileThreshold()).isEqualTo(0f);
+        // deterministic from the seed
+        int[] some = java.util.stream.IntStream.range(0, 512).toArray();
+        float[][] a = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1)), b = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1));
+        assertThat(a[0]).containsExactly(b[0]);
+        assertThat(a[1]).containsExactly(b[1]);
 
         Path out = dir.resolve("student.powerinfer.gguf");
         try (GGUFFile f = GGUFFile.open(src)) {
