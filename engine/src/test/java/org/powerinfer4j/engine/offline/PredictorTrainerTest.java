@@ -49,9 +49,9 @@ class PredictorTrainerTest {
         assertThat(r.fileThreshold()).isEqualTo(0f);
         // deterministic from the seed
         int[] some = java.util.stream.IntStream.range(0, 512).toArray();
-        float[][] a = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1)), b = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1));
-        assertThat(a[0]).containsExactly(b[0]);
-        assertThat(a[1]).containsExactly(b[1]);
+        float[][] w1 = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1)), w2 = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1));
+        assertThat(w1[0]).containsExactly(w2[0]);
+        assertThat(w1[1]).containsExactly(w2[1]);
 
         Path out = dir.resolve("student.powerinfer.gguf");
         try (GGUFFile f = GGUFFile.open(src)) {
