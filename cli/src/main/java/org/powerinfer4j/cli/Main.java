@@ -9,8 +9,10 @@ import picocli.CommandLine.Option;
 /** The {@code powerinfer4j} command: subcommands for generation, chat, inspection and tooling. */
 @Command(name = "powerinfer4j", mixinStandardHelpOptions = true, version = "PowerInfer4j 0.1.0",
         description = "Pure-Java LLM inference for GGUF models, exploiting activation sparsity.",
-        subcommands = {GenerateCommand.class, ChatCommand.class, InspectCommand.class, BenchCommand.class, PullCommand.class, ListCommand.class,
-                RmCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {GenerateCommand.class, ChatCommand.class, InspectCommand.class, TokenizeCommand.class, BenchCommand.class,
+                GenerateModelCommand.class, ProfileCommand.class,
+                TrainPredictorsCommand.class, PlanCommand.class, PullCommand.class, ListCommand.class, RmCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @Option(names = "--verbose", description = "Show stack traces of errors.", scope = CommandLine.ScopeType.INHERIT)
@@ -33,13 +35,6 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        for (String extra : new String[]{"org.powerinfer4j.cli.TokenizeCommand", "org.powerinfer4j.cli.GenerateModelCommand"}) {
-            try {
-                cl.addSubcommand(Class.forName(extra).getDeclaredConstructor().newInstance());
-            } catch (ReflectiveOperationException absent) {
-                // optional command not built into this jar
-            }
-        }
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             boolean verbose = parseResult.hasMatchedOption("--verbose")
                     || parseResult.subcommands().stream().anyMatch(p -> p.hasMatchedOption("--verbose"));

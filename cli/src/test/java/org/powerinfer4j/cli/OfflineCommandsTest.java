@@ -1,0 +1,75 @@
+package org.powerinfer4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.GpuIndex;
+import picocli.CommandLine;
+
+/** profile → plan and train-predictors end to end on the sparse test model (small sizes, for speed). */
+class OfflineCommandsTest {
+    @TempDir
+    Path dir;
+
+    private static final Path TESTDATA = Path.of(System.getProperty("powerinfer4j.testdata"));
+
+    private record Run(int rc, String out, String err) {}
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter(), err = new StringWriter();
+        CommandLine cl = Main.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int rc = cl.execute(args);
+        return new Run(rc, out.toString(), err.toString());
+    }
+
+    @Test
+    void profileThenPlan() throws Exception {
+        Path model = dir.resolve("m.gguf");
+        Files.copy(TESTDATA.resolve("sparse/stories260K-relu.gguf"), model);
+        Path svg = dir.resolve("skew.svg");
+        Run p = run("profile", "-m", model.toString(), "--ffn-act", "relu", "-t", "1", "-c", "128", "--sample", "512", "--plot", svg.toString());
+        assertThat(p.rc).as(p.err).isZero();
+        assertThat(p.out).contains("layer 0: ").contains("of neurons cover 80% of activations");
+        ActivationStats s = ActivationStats.read(dir.resolve("m.activations.gguf"));
+        assertThat(s.layers()).isEqualTo(5);
+        assertThat(s.tokens()).isEqualTo(512);
+        assertThat(Files.readString(svg)).startsWith("<svg");
+
+        Run plan = run("plan", "-m", model.toString(), "--vram-budget", "0.0012", "-c", "128", "-b", "16", "--tile", "4");
+        assertThat(plan.rc).as(plan.err).isZero();
+        assertThat(plan.out).contains("hot FFN rows").contains("total");
+        GpuIndex idx = GpuIndex.read(dir.resolve("m.gguf.generated.gpuidx"));
+        assertThat(idx.layers()).isEqualTo(5);
+        assertThat(idx.vramCapacity()).isEqualTo((long) Math.floor(0.0012 * (1L << 30)));
+        for (int l = 0; l < 5; l++) assertThat(idx.bucket(l).length % 4 == 0 || idx.bucket(l).length == 172).isTrue();
+
+        Run bad = run("plan", "-m", model.toString(), "--vram-budget", "1", "--activations", TESTDATA.resolve("sparse/reference.json").toString());
+        assertThat(bad.rc).isNotZero();
+    }
+
+    @Test
+    void trainPredictorsWritesAPowerInferModel() throws Exception {
+        Path model = TESTDATA.resolve("sparse/stories260K-relu.gguf");
+        Path out = dir.resolve("s.powerinfer.gguf");
+        Run r = run("train-predictors", "-m", model.toString(), "--ffn-act", "relu", "-t", "1", "-c", "128", "--sample", "640",
+                "--hidden", "16", "--epochs", "2", "--threshold-recall", "0.9", "-o", out.toString());
+        assertThat(r.rc).as(r.err).isZero();
+        assertThat(r.out).contains("recall").contains("file threshold").contains("wrote");
+        try (GGUFFile f = GGUFFile.open(out)) {
+            assertThat(f.isPowerInfer()).isTrue();
+            assertThat(f.tensorInfo("blk.4.fc1.weight").ne()).containsExactly(64L, 16L);
+            assertThat(f.has("powerinfer.sparse_threshold")).isTrue();
+        }
+        Run sameFile = run("train-predictors", "-m", model.toString(), "--ffn-act", "relu", "--sample", "64", "-o", model.toString());
+        assertThat(sameFile.rc).isNotZero();
+    }
+}

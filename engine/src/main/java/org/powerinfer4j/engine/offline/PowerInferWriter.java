@@ -1,0 +1,108 @@
+package org.powerinfer4j.engine.offline;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.gguf.GGUFWriter;
+import org.powerinfer4j.engine.gguf.TensorInfo;
+import org.powerinfer4j.engine.kernels.Kernels;
+import org.powerinfer4j.engine.kernels.RowKernel;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.Quantizer;
+
+/**
+ * Writes a PowerInfer sparse model ({@code PWRI}) from a dense or sparse GGUF and trained predictors: every
+ * metadata value and tensor of the source in order and type, except that each {@code blk.N.ffn_down.weight}
+ * {n_ff, n_embd} becomes {@code blk.N.ffn_down_t.weight} {n_embd, n_ff} (its transpose, so row r is neuron r's
+ * output column) followed by {@code blk.N.fc1.weight} {n_embd, H} and {@code blk.N.fc2.weight} {H, n_ff} in F16
+ * (replacing predictors the source already has), plus {@code powerinfer.sparse_threshold} (f32).
+ * {@code general.file_type} is left as it was.
+ *
+ * <p>The transposed down matrix keeps its type when it can: F32/F16/BF16 always; a quantized type when the new row
+ * length n_embd is a whole number of blocks and {@link Quantizer} produces that type (dequantize, transpose,
+ * re-quantize; lossy only as that type is); otherwise F16.
+ */
+public final class PowerInferWriter {
+    private PowerInferWriter() {}
+
+    public static final String KEY_THRESHOLD = "powerinfer.sparse_threshold";
+
+    public static void write(GGUFFile src, PredictorTrainer.Result predictors, Path out) throws IOException {
+        Map<Integer, PredictorTrainer.LayerPredictor> byLayer = new HashMap<>();
+        for (PredictorTrainer.LayerPredictor p : predictors.layers()) byLayer.put(p.layer(), p);
+        GGUFWriter w = new GGUFWriter().magic(GGUFFile.MAGIC_PWRI);
+        w.putAll(src, k -> true);
+        w.putFloat32(KEY_THRESHOLD, predictors.fileThreshold());
+        java.util.regex.Pattern layerTensor = java.util.regex.Pattern.compile("blk\\.(\\d+)\\.(ffn_down|ffn_down_t|fc1|fc2)\\.weight");
+        for (TensorInfo ti : src.tensorInfos()) {
+            java.util.regex.Matcher m = layerTensor.matcher(ti.name());
+            if (!m.matches()) {
+                w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti));
+                continue;
+            }
+            int layer = Integer.parseInt(m.group(1));
+            PredictorTrainer.LayerPredictor p = byLayer.get(layer);
+            switch (m.group(2)) {
+                case "fc1", "fc2" -> {
+                    if (p == null) w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti)); // kept: no new predictor for this layer
+                }
+                case "ffn_down_t" -> {
+                    w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti));
+                    addPredictor(w, layer, p, ti.ne()[0], ti.ne()[1]);
+                }
+                default -> {
+                    long nFf = ti.ne()[0], nEmbd = ti.ne()[1];
+                    GGMLType t = transposedType(ti.type(), nEmbd);
+                    w.addTensor("blk." + layer + ".ffn_down_t.weight", t, new long[]{nEmbd, nFf}, transposed(src, ti, t));
+                    addPredictor(w, layer, p, nEmbd, nFf);
+                }
+            }
+        }
+        for (int l : byLayer.keySet())
+            if (!w.tensorNames().contains("blk." + l + ".fc1.weight"))
+                throw new IOException("layer " + l + " has a predictor but the model has no blk." + l + ".ffn_down tensor");
+        w.write(out);
+    }
+
+    static GGMLType transposedType(GGMLType t, long rowLength) {
+        if (t == GGMLType.F32 || t == GGMLType.F16 || t == GGMLType.BF16) return t;
+        return rowLength % t.blockSize == 0 && Quantizer.supports(t) ? t : GGMLType.F16;
+    }
+
+    private static void addPredictor(GGUFWriter w, int layer, PredictorTrainer.LayerPredictor p, long nEmbd, long nFf) {
+        if (p == null) return;
+        if (p.fc1().length != p.hidden() * nEmbd || p.fc2().length != nFf * p.hidden())
+            throw new IllegalArgumentException("layer " + layer + ": predictor shape does not match n_embd " + nEmbd + ", n_ff " + nFf);
+        w.addTensor("blk." + layer + ".fc1.weight", GGMLType.F16, new long[]{nEmbd, p.hidden()}, MemorySegment.ofArray(Quantizer.quantize(GGMLType.F16, p.fc1())));
+        w.addTensor("blk." + layer + ".fc2.weight", GGMLType.F16, new long[]{p.hidden(), nFf}, MemorySegment.ofArray(Quantizer.quantize(GGMLType.F16, p.fc2())));
+    }
+
+    private static MemorySegment slice(GGUFFile f, TensorInfo ti) {
+        return f.segment().asSlice(f.dataOffset() + ti.offset(), ti.byteSize());
+    }
+
+    /** Streams the transpose of {@code down} {n_ff, n_embd} as {n_embd, n_ff} rows of type {@code t}, one output row at a time. */
+    private static GGUFWriter.TensorData transposed(GGUFFile f, TensorInfo down, GGMLType t) {
+        return out -> {
+            int nFf = Math.toIntExact(down.ne()[0]), nEmbd = Math.toIntExact(down.ne()[1]);
+            MemorySegment s = slice(f, down);
+            RowKernel k = Kernels.forType(down.type());
+            long rowBytes = down.type().byteSize(nFf);
+            // whole matrix as floats [n_embd][n_ff]: the source rows are contiguous along n_ff
+            float[] full = new float[Math.multiplyExact(nFf, nEmbd)];
+            for (int e = 0; e < nEmbd; e++) k.dequantize(s, e * rowBytes, full, e * nFf, nFf);
+            float[] row = new float[nEmbd];
+            byte[] q = new byte[Math.toIntExact(t.byteSize(nEmbd))];
+            for (int r = 0; r < nFf; r++) {
+                for (int e = 0; e < nEmbd; e++) row[e] = full[e * nFf + r];
+                Quantizer.quantize(t, row, 0, nEmbd, q, 0);
+                out.write(ByteBuffer.wrap(q).order(ByteOrder.LITTLE_ENDIAN));
+            }
+        };
+    }
+}
