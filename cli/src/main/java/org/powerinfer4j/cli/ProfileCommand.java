@@ -66,7 +66,7 @@ public final class ProfileCommand implements Callable<Integer> {
                 err.printf(Locale.ROOT, "%s FFN: counting |h| > %s as firing%n", model.config().activation(), thr);
             ProgressBar bar = new ProgressBar(System.err, "profile", "tok");
             ActivationStats stats = ActivationProfiler.profile(model, chunks, thr, bar::update);
-            Path o = output != null ? output : sibling(modelOptions.model, ".activations.gguf");
+            Path o = output != null ? output : sibling(modelOptions.checkedPath(), ".activations.gguf");
             stats.write(o);
             stats.summary().forEach(out::println);
             out.printf(Locale.ROOT, "wrote %s (%,d tokens, criterion %s)%n", o, stats.tokens(), stats.criterion());

@@ -71,7 +71,7 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
         if (targetRecall <= 0 || targetRecall > 1) throw new ParameterException(spec.commandLine(), "--target-recall must be in (0, 1]");
         if (thresholdRecall != null && (thresholdRecall <= 0 || thresholdRecall > 1))
             throw new ParameterException(spec.commandLine(), "--threshold-recall must be in (0, 1]");
-        Path o = output != null ? output : ProfileCommand.sibling(modelOptions.model, ".powerinfer.gguf");
+        Path o = output != null ? output : ProfileCommand.sibling(modelOptions.checkedPath(), ".powerinfer.gguf");
         if (o.toAbsolutePath().normalize().equals(modelOptions.checkedPath().toAbsolutePath().normalize()))
             throw new ParameterException(spec.commandLine(), "the output must not overwrite the input model");
         PredictorDataset data;
