@@ -92,7 +92,7 @@ public interface GpuBackend extends AutoCloseable {
 
     GpuStream createStream();
 
-    /** A new event recorded at the current end of {@code s}. */
+    /** A new event recorded at the current end of {@code s}; the caller closes it when no longer needed. */
     GpuEvent record(GpuStream s);
 
     /** Later work on {@code s} waits until {@code e} completes (the host does not block). */
