@@ -42,6 +42,8 @@ public final class Cuda {
             return new State(true, "", version, count);
         } catch (UnsatisfiedLinkError e) {
             return new State(false, e.getMessage(), 0, 0);
+        } catch (RuntimeException e) { // e.g. native access denied by --illegal-native-access=deny
+            return new State(false, "CUDA initialisation failed: " + e, 0, 0);
         }
     }
 
