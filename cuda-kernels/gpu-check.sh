@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# GPU check of PowerInfer4j's CUDA side: the driver/cuBLAS bindings, the PTX kernels and CudaBackend, i.e. every
+# JUnit test tagged "gpu" (they skip on machines without CUDA, so CI never runs them).
+#
+#   cuda-kernels/gpu-check.sh bundle   on a build machine (JDK 25 + Maven): compile, then pack cuda-kernels/gpu-bundle/
+#                                      (a jlink'd JDK 25 runtime, the classes, the test classes and test libraries; git
+#                                      ignores it) for a GPU machine that has no JDK, Maven or network.
+#   cuda-kernels/gpu-check.sh [run]    on the GPU machine: run the gpu-tagged tests (TAGS=all runs every test of the
+#                                      bindings and engine.gpu packages) with the bundle when present, else with
+#                                      Maven (-Dgroups=gpu); SANITIZE=1 runs them under compute-sanitizer memcheck.
+#                                      Writes device.txt, ptxas.txt and gpu-tests.txt under $OUT (default
+#                                      cuda-kernels/target/gpu-check); exit status 0 when tests ran and none failed,
+#                                      1 on failures, 3 when every test was skipped (CUDA unusable).
+#
+# With the device tool: run "cuda-kernels/gpu-check.sh bundle" here, then
+#   run(command="bash cuda-kernels/gpu-check.sh", carry=["cuda-kernels/gpu-bundle"], timeout_s=300)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bundle="$root/cuda-kernels/gpu-bundle"
+mode="${1:-run}"
+
+bundle() {
+    source "$root/scripts/find-jdk25.sh"
+    cd "$root"
+    mvn -B -q -o -pl bindings,cuda-kernels,engine -am test-compile || mvn -B -q -pl bindings,cuda-kernels,engine -am test-compile
+    local cp; cp="$(mktemp)"
+    mvn -B -q -o -pl engine dependency:build-classpath -Dmdep.outputFile="$cp" -Dmdep.includeScope=test
+    rm -rf "$bundle"
+    mkdir -p "$bundle/lib"
+    # test libraries; the project's own modules come from the fresh target/ folders, and libraries the GPU tests
+    # do not use (JSON, property testing, proxies) stay behind to keep the bundle small
+    tr ':' '\n' < "$cp" | grep -v -e '/org/powerinfer4j/' -e '/jackson' -e '/jqwik' -e '/byte-buddy' | while read -r jar; do cp "$jar" "$bundle/lib/"; done
+    rm -f "$cp"
+    local launcher; launcher="$(ls ~/.m2/repository/org/junit/platform/junit-platform-launcher/*/junit-platform-launcher-*.jar | grep "/$(basename "$bundle"/lib/junit-platform-engine-*.jar .jar | sed 's/junit-platform-engine-//')/" | head -1)"
+    cp "$launcher" "$bundle/lib/"
+    for m in bindings cuda-kernels engine; do
+        jar --create --file "$bundle/lib/pi4j-$m.jar" -C "$m/target/classes" .
+        [[ -d "$m/target/test-classes" ]] && jar --create --file "$bundle/lib/pi4j-$m-tests.jar" -C "$m/target/test-classes" .
+    done
+    local tmp; tmp="$(mktemp -d)"
+    javac -d "$tmp" -cp "$bundle/lib/*" cuda-kernels/src/gpu-check/GpuCheck.java
+    jar --create --file "$bundle/lib/gpu-check.jar" -C "$tmp" .
+    rm -rf "$tmp"
+    jlink --add-modules java.base,java.logging,java.management,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
+        --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$bundle/jre"
+    echo "gpu-check: bundle ready in $bundle ($(du -sh "$bundle" | cut -f1)); carry cuda-kernels/gpu-bundle"
+}
+
+run() {
+    local out="${OUT:-$root/cuda-kernels/target/gpu-check}" tags="${TAGS:-gpu}"
+    mkdir -p "$out"
+    { echo "== nvidia-smi"; nvidia-smi 2>&1 || echo "(nvidia-smi unavailable)"; echo "== uname"; uname -a; } > "$out/device.txt"
+    local ptxas; ptxas="$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)"
+    if [[ -n "$ptxas" ]]; then
+        for p in "$root"/cuda-kernels/src/main/resources/org/powerinfer4j/kernels/*.ptx; do
+            echo "== $(basename "$p")"; "$ptxas" -arch=sm_90 -v -o /dev/null "$p" 2>&1 | grep -E "Compiling|Used|spill" || true
+        done > "$out/ptxas.txt" 2>&1
+    fi
+    # cuBLAS is often only inside a Python wheel on GPU images: point the bindings at it
+    if [[ -z "${POWERINFER4J_CUBLAS:-}" ]]; then
+        POWERINFER4J_CUBLAS="$(find /usr/local /usr/lib /usr/lib64 /opt -maxdepth 10 \( -name 'libcublas.so.13' -o -name 'libcublas.so.12' \) 2>/dev/null | sort | head -1 || true)"
+        [[ -n "$POWERINFER4J_CUBLAS" ]] && export POWERINFER4J_CUBLAS
+    fi
+    local sanitize=()
+    if [[ "${SANITIZE:-0}" == 1 ]]; then sanitize=(compute-sanitizer --tool memcheck --leak-check full --target-processes all); fi
+    set +e
+    if [[ -x "$bundle/jre/bin/java" ]]; then
+        echo "gpu-check: bundled runtime, tags '$tags', cuBLAS ${POWERINFER4J_CUBLAS:-(default search)}" | tee "$out/gpu-tests.txt"
+        "${sanitize[@]}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx4g \
+            -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
+        status=${PIPESTATUS[0]}
+    elif command -v mvn >/dev/null 2>&1; then
+        source "$root/scripts/find-jdk25.sh"
+        local groups=(-Dgroups="$tags"); [[ "$tags" == all ]] && groups=()
+        (cd "$root" && mvn -B -o -pl bindings,cuda-kernels,engine -am test "${groups[@]}" -Dsurefire.failIfNoSpecifiedTests=false \
+            -Dtest='org.powerinfer4j.bindings.**,org.powerinfer4j.engine.gpu.**') 2>&1 | tee "$out/gpu-tests.txt"
+        status=${PIPESTATUS[0]}
+        cat "$root"/bindings/target/surefire-reports/*.txt "$root"/engine/target/surefire-reports/*gpu*.txt >> "$out/gpu-tests.txt" 2>/dev/null
+    else
+        echo "gpu-check: no bundle and no Maven here; run 'cuda-kernels/gpu-check.sh bundle' on a build machine and carry cuda-kernels/gpu-bundle" | tee "$out/gpu-tests.txt"
+        status=2
+    fi
+    set -e
+    echo "gpu-check: exit status $status; results in $out"
+    return "$status"
+}
+
+case "$mode" in
+    bundle) bundle ;;
+    run) run ;;
+    *) echo "usage: $0 [run] | bundle" >&2; exit 2 ;;
+esac

@@ -1,0 +1,176 @@
+// Dense pieces of a GPU-resident llama layer for one decode token (and small batches where it is free):
+// RMSNorm, rotary embeddings, attention over an F32 KV cache with grouped-query heads, residual add, and
+// F32 <-> F16 conversion (cuBLAS GemmEx takes F16 operands).
+#include "common.cuh"
+
+/**
+ * out[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * w, for r < rows (one block per row, grid-stride over rows).
+ * out may alias x.
+ */
+extern "C" __global__ void rms_norm_f32(const float* x, const float* __restrict__ w, float* out, int n, int rows, float eps) {
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float* xr = x + (size_t)r * n;
+        float* o = out + (size_t)r * n;
+        float ss = 0.0f;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) ss += xr[i] * xr[i];
+        ss = block_sum(ss);
+        const float scale = 1.0f / sqrtf(ss / (float)n + eps);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * w[i];
+    }
+}
+
+/**
+ * Rotary embedding in place, llama.cpp style. Token t (t < n_tokens) of v starts at v + t*token_stride and holds
+ * n_heads heads of head_dim values; the first n_rot dimensions of each head rotate by theta_i = pos·inv_freq[i],
+ * pos = pos0 + t, inv_freq[i] = base^(-2i/n_rot) (taken from the inv_freq table when given, so the CPU and GPU use
+ * the same angles). neox = 0 rotates adjacent pairs (2i, 2i+1), neox = 1 rotates (i, i + n_rot/2).
+ */
+extern "C" __global__ void rope_f32(float* v, int n_tokens, int token_stride, int n_heads, int head_dim, int n_rot, int pos0,
+                                    const float* __restrict__ inv_freq, float freq_base, int neox) {
+    const int half = n_rot / 2;
+    const long long total = (long long)n_tokens * n_heads * half;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(idx % half);
+        const int h = (int)((idx / half) % n_heads);
+        const int t = (int)(idx / ((long long)half * n_heads));
+        const float f = inv_freq != nullptr ? inv_freq[i] : powf(freq_base, -2.0f * (float)i / (float)n_rot);
+        const float theta = (float)(pos0 + t) * f;
+        float s, c;
+        sincosf(theta, &s, &c);
+        float* base = v + (size_t)t * token_stride + (size_t)h * head_dim;
+        const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+        const float x0 = base[i0], x1 = base[i1];
+        base[i0] = x0 * c - x1 * s;
+        base[i1] = x0 * s + x1 * c;
+    }
+}
+
+/** y[i] += x[i] (residual add). */
+extern "C" __global__ void add_f32(float* y, const float* __restrict__ x, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] += x[i];
+}
+
+extern "C" __global__ void convert_f32_f16(const float* __restrict__ src, __half* __restrict__ dst, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = __float2half_rn(src[i]);
+}
+
+extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float* __restrict__ dst, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = __half2float(src[i]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Attention of one query token over n_kv cached positions, split over the context (flash-decoding):
+//   grid.x = heads (grid-stride), grid.y = splits; block = ATT_WARPS warps.
+// Each warp walks positions t = t0 + warp, t0 + warp + ATT_WARPS, ... of its split with an online softmax
+// (running max m, running sum l, running output acc), lanes splitting the head dimension; the block then merges
+// its warps. No shared array of context length, so any context fits. With splits == 1 the block writes the
+// normalised output; otherwise it writes (m, l, acc[head_dim]) to partial[(h*splits + split)*(head_dim+2)] and
+// attention_combine_f32 merges the splits.
+//
+//   q        n_heads*head_dim query (already rotated and NOT pre-scaled)
+//   k, v     cache rows for this layer: position t of KV head g at k + t*kv_stride + g*head_dim
+//   scale    1/sqrt(head_dim) for llama
+// head_dim <= ATT_MAX_HD.
+#define ATT_WARPS 4
+#define ATT_MAX_HD 256
+#define ATT_PER_LANE (ATT_MAX_HD / 32)
+
+extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
+attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
+              float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
+              int splits) {
+    __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
+    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = n_heads / n_kv_heads;
+    const int chunk = (n_kv + splits - 1) / splits;
+    const int split = blockIdx.y;
+    const int t0 = min(n_kv, split * chunk), t1 = min(n_kv, t0 + chunk);
+    for (int h = blockIdx.x; h < n_heads; h += gridDim.x) {
+        const int g = h / group;
+        float qv[ATT_PER_LANE], acc[ATT_PER_LANE];
+#pragma unroll
+        for (int j = 0; j < ATT_PER_LANE; j++) {
+            const int d = lane + 32 * j;
+            qv[j] = d < head_dim ? q[(size_t)h * head_dim + d] : 0.0f;
+            acc[j] = 0.0f;
+        }
+        float m = -INFINITY, l = 0.0f;
+        for (int t = t0 + warp; t < t1; t += ATT_WARPS) {
+            const float* kp = k + (size_t)t * kv_stride + (size_t)g * head_dim;
+            const float* vp = v + (size_t)t * kv_stride + (size_t)g * head_dim;
+            float s = 0.0f;
+#pragma unroll
+            for (int j = 0; j < ATT_PER_LANE; j++) {
+                const int d = lane + 32 * j;
+                if (d < head_dim) s += qv[j] * kp[d];
+            }
+            s = warp_sum(s) * scale;
+            const float mn = fmaxf(m, s);
+            const float corr = expf(m - mn); // m = -inf on the first position: corr = 0
+            const float p = expf(s - mn);
+            l = l * corr + p;
+#pragma unroll
+            for (int j = 0; j < ATT_PER_LANE; j++) {
+                const int d = lane + 32 * j;
+                acc[j] = acc[j] * corr + (d < head_dim ? p * vp[d] : 0.0f);
+            }
+            m = mn;
+        }
+        if (lane == 0) {
+            s_m[warp] = m;
+            s_l[warp] = l;
+        }
+#pragma unroll
+        for (int j = 0; j < ATT_PER_LANE; j++) {
+            const int d = lane + 32 * j;
+            if (d < head_dim) s_acc[warp][d] = acc[j];
+        }
+        __syncthreads();
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < ATT_WARPS; w++) M = fmaxf(M, s_m[w]);
+        float L = 0.0f;
+#pragma unroll
+        for (int w = 0; w < ATT_WARPS; w++) L += s_l[w] > 0.0f ? s_l[w] * expf(s_m[w] - M) : 0.0f;
+        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+            float o = 0.0f;
+#pragma unroll
+            for (int w = 0; w < ATT_WARPS; w++) o += s_l[w] > 0.0f ? s_acc[w][d] * expf(s_m[w] - M) : 0.0f;
+            if (splits == 1) {
+                out[(size_t)h * head_dim + d] = L > 0.0f ? o / L : 0.0f;
+            } else {
+                float* p = partial + ((size_t)h * splits + split) * (head_dim + 2);
+                p[2 + d] = o;
+                if (d == 0) {
+                    p[0] = M;
+                    p[1] = L;
+                }
+            }
+        }
+        __syncthreads(); // s_* are reused for the next head
+    }
+}
+
+/** Merges the splits of attention_f32: out[h,:] = Σ_s acc_s e^(m_s - M) / Σ_s l_s e^(m_s - M). One block per head. */
+extern "C" __global__ void attention_combine_f32(const float* __restrict__ partial, float* __restrict__ out, int n_heads,
+                                                 int head_dim, int splits) {
+    for (int h = blockIdx.x; h < n_heads; h += gridDim.x) {
+        const float* p = partial + (size_t)h * splits * (head_dim + 2);
+        float M = -INFINITY;
+        for (int s = 0; s < splits; s++) M = fmaxf(M, p[(size_t)s * (head_dim + 2)]);
+        float L = 0.0f;
+        for (int s = 0; s < splits; s++) {
+            const float* ps = p + (size_t)s * (head_dim + 2);
+            if (ps[1] > 0.0f) L += ps[1] * expf(ps[0] - M);
+        }
+        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+            float o = 0.0f;
+            for (int s = 0; s < splits; s++) {
+                const float* ps = p + (size_t)s * (head_dim + 2);
+                if (ps[1] > 0.0f) o += ps[2 + d] * expf(ps[0] - M);
+            }
+            out[(size_t)h * head_dim + d] = L > 0.0f ? o / L : 0.0f;
+        }
+    }
+}

@@ -1,0 +1,387 @@
+package org.powerinfer4j.engine.gpu;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.powerinfer4j.bindings.cuda.Cuda;
+import org.powerinfer4j.bindings.cuda.CudaContext;
+import org.powerinfer4j.bindings.cuda.CudaEvent;
+import org.powerinfer4j.bindings.cuda.CudaStream;
+import org.powerinfer4j.bindings.cuda.DeviceBuffer;
+import org.powerinfer4j.bindings.cuda.Dim3;
+import org.powerinfer4j.engine.gpu.PtxKernels.Spec;
+import org.powerinfer4j.engine.model.RopeType;
+import org.powerinfer4j.engine.tensor.GGMLType;
+
+/**
+ * {@link GpuBackend} on a CUDA device: the primary context of one device, the {@code cuda-kernels} PTX modules
+ * (JIT-compiled by the driver at load) and one non-blocking CUDA stream per {@link GpuStream}. Launch shapes:
+ * mat-vec one warp per row (8 rows per 256-thread block); axpy 512-column tiles × row splits chosen to give about
+ * four blocks per multiprocessor, then a fixed-order reduction of the splits; attention one block per head × context
+ * splits (flash-decoding) merged by a combine kernel. Per-stream workspaces hold the split partials.
+ */
+public final class CudaBackend implements GpuBackend {
+    private static final int THREADS = 256;
+
+    private final CudaContext ctx;
+    private final PtxKernels.Loaded kernels;
+    private final int multiprocessors;
+    private final String name;
+    private final CopyOnWriteArrayList<CudaGpuStream> streams = new CopyOnWriteArrayList<>();
+
+    private CudaBackend(CudaContext ctx) {
+        this.ctx = ctx;
+        try {
+            this.kernels = new PtxKernels.Loaded(ctx);
+            this.multiprocessors = ctx.device().multiprocessorCount();
+            this.name = "cuda:" + ctx.device().ordinal() + " (" + ctx.device().name() + ", sm_" + ctx.device().computeCapability().toString().replace(".", "") + ")";
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    /** True when a CUDA driver and device are usable. */
+    public static boolean isAvailable() {
+        return Cuda.available();
+    }
+
+    /** Why {@link #isAvailable()} is false (one line); empty otherwise. */
+    public static String unavailableReason() {
+        return Cuda.unavailableReason();
+    }
+
+    /** Retains device {@code ordinal}'s primary context and loads the kernels. */
+    public static CudaBackend open(int ordinal) {
+        return new CudaBackend(Cuda.device(ordinal).retainPrimaryContext());
+    }
+
+    public CudaContext context() {
+        return ctx;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    // --- memory ----------------------------------------------------------------------------------------------------
+
+    private record CudaBuf(DeviceBuffer buffer) implements GpuBuffer {
+        @Override
+        public long byteSize() {
+            return buffer.byteSize();
+        }
+
+        @Override
+        public GpuBuffer slice(long offset, long bytes) {
+            return new CudaBuf(buffer.slice(offset, bytes));
+        }
+
+        @Override
+        public void close() {
+            buffer.close();
+        }
+    }
+
+    private static DeviceBuffer dev(GpuBuffer b) {
+        if (b == null) return null;
+        if (b instanceof CudaBuf c) return c.buffer;
+        throw new IllegalArgumentException("buffer " + b + " does not belong to a CUDA backend");
+    }
+
+    @Override
+    public GpuBuffer allocate(long bytes) {
+        return new CudaBuf(ctx.allocate(bytes));
+    }
+
+    @Override
+    public void upload(GpuStream s, MemorySegment src, GpuBuffer dst, long dstOffset) {
+        dev(dst).copyFromHost(src, dstOffset, cs(s));
+    }
+
+    @Override
+    public void download(GpuStream s, GpuBuffer src, long srcOffset, MemorySegment dst) {
+        dev(src).copyToHost(srcOffset, dst, cs(s));
+    }
+
+    @Override
+    public void copy(GpuStream s, GpuBuffer src, long srcOffset, GpuBuffer dst, long dstOffset, long bytes) {
+        dev(dst).copyFromDevice(dev(src), srcOffset, dstOffset, bytes, cs(s));
+    }
+
+    @Override
+    public void zero(GpuStream s, GpuBuffer dst) {
+        dev(dst).fill((byte) 0, cs(s));
+    }
+
+    // --- streams and events ----------------------------------------------------------------------------------------
+
+    private final class CudaGpuStream implements GpuStream {
+        final CudaStream stream = ctx.createStream();
+        private DeviceBuffer workspace;
+
+        /** Scratch of at least {@code bytes} for split partials; grows (after draining the stream) when needed. */
+        DeviceBuffer workspace(long bytes) {
+            if (workspace == null || workspace.byteSize() < bytes) {
+                if (workspace != null) {
+                    stream.synchronize();
+                    workspace.close();
+                }
+                workspace = ctx.allocate(Math.max(bytes, 1 << 20));
+            }
+            return workspace;
+        }
+
+        @Override
+        public void close() {
+            if (!streams.remove(this)) return;
+            stream.synchronize();
+            if (workspace != null) workspace.close();
+            stream.close();
+        }
+    }
+
+    private record CudaGpuEvent(CudaEvent event) implements GpuEvent {
+        @Override
+        public boolean isComplete() {
+            return event.isComplete();
+        }
+
+        @Override
+        public void close() {
+            event.close();
+        }
+    }
+
+    private static CudaGpuStream st(GpuStream s) {
+        if (s instanceof CudaGpuStream c) return c;
+        throw new IllegalArgumentException("stream " + s + " does not belong to a CUDA backend");
+    }
+
+    private static CudaStream cs(GpuStream s) {
+        return st(s).stream;
+    }
+
+    @Override
+    public GpuStream createStream() {
+        CudaGpuStream s = new CudaGpuStream();
+        streams.add(s);
+        return s;
+    }
+
+    @Override
+    public GpuEvent record(GpuStream s) {
+        CudaEvent e = ctx.createEvent(false);
+        e.record(cs(s));
+        return new CudaGpuEvent(e);
+    }
+
+    @Override
+    public void wait(GpuStream s, GpuEvent e) {
+        if (!(e instanceof CudaGpuEvent ce)) throw new IllegalArgumentException("event " + e + " does not belong to a CUDA backend");
+        cs(s).waitEvent(ce.event);
+    }
+
+    @Override
+    public void synchronize(GpuStream s) {
+        cs(s).synchronize();
+    }
+
+    @Override
+    public void synchronize(GpuEvent e) {
+        if (!(e instanceof CudaGpuEvent ce)) throw new IllegalArgumentException("event " + e + " does not belong to a CUDA backend");
+        ce.event.synchronize();
+    }
+
+    // --- operators -------------------------------------------------------------------------------------------------
+
+    private static int blocks(long work, int perBlock) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (work + perBlock - 1) / perBlock));
+    }
+
+    private void launch(Spec k, Dim3 grid, int threads, GpuStream s, Object... args) {
+        kernels.launch(k, grid, Dim3.of(threads), cs(s), args);
+    }
+
+    private static Spec matvecKernel(GGMLType t) {
+        return switch (t) {
+            case F32 -> Spec.MATVEC_F32;
+            case F16 -> Spec.MATVEC_F16;
+            case Q8_0 -> Spec.MATVEC_Q8_0;
+            case Q4_0 -> Spec.MATVEC_Q4_0;
+            default -> throw new IllegalArgumentException("no matvec kernel for " + t);
+        };
+    }
+
+    private static Spec axpyKernel(GGMLType t) {
+        return switch (t) {
+            case F32 -> Spec.AXPY_F32;
+            case F16 -> Spec.AXPY_F16;
+            case Q8_0 -> Spec.AXPY_Q8_0;
+            case Q4_0 -> Spec.AXPY_Q4_0;
+            default -> throw new IllegalArgumentException("no axpy kernel for " + t);
+        };
+    }
+
+    @Override
+    public void matVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, boolean relu) {
+        Checks.floats(x, w.cols(), "x");
+        Checks.floats(out, w.rows(), "out");
+        if (w.rows() == 0) return;
+        launch(matvecKernel(w.type()), Dim3.of(blocks(w.rows(), PtxKernels.MATVEC_THREADS / 32)), PtxKernels.MATVEC_THREADS, s,
+                dev(w.data()), dev(x), dev(out), w.rows(), w.cols(), null, null, relu ? 1 : 0);
+    }
+
+    @Override
+    public void rowSparseMatVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, GpuBuffer out) {
+        Checks.floats(x, w.cols(), "x");
+        Checks.floats(out, w.rows(), "out");
+        Checks.bytes(mask, rowMap == null ? w.rows() : 1, "mask", "one byte per neuron");
+        if (rowMap != null) Checks.ints(rowMap, w.rows(), "rowMap");
+        if (w.rows() == 0) return;
+        launch(matvecKernel(w.type()), Dim3.of(blocks(w.rows(), PtxKernels.MATVEC_THREADS / 32)), PtxKernels.MATVEC_THREADS, s,
+                dev(w.data()), dev(x), dev(out), w.rows(), w.cols(), dev(mask), dev(rowMap), 0);
+    }
+
+    /** Row splits for the axpy: enough blocks to fill the device, each split at least one 256-row chunk. */
+    int axpySplits(int rows, int dim) {
+        int tiles = (dim + PtxKernels.AXPY_TILE - 1) / PtxKernels.AXPY_TILE;
+        int want = Math.max(1, (4 * multiprocessors + tiles - 1) / tiles);
+        int maxUseful = Math.max(1, (rows + PtxKernels.AXPY_THREADS - 1) / PtxKernels.AXPY_THREADS);
+        return Math.min(Math.min(want, maxUseful), 65535);
+    }
+
+    @Override
+    public void sparseAxpy(GpuStream s, GpuMatrix w, GpuBuffer h, GpuBuffer y, boolean accumulate) {
+        Checks.floats(h, w.rows(), "h");
+        Checks.floats(y, w.cols(), "y");
+        int rows = w.rows(), dim = w.cols();
+        if (dim == 0) return;
+        int tiles = (dim + PtxKernels.AXPY_TILE - 1) / PtxKernels.AXPY_TILE;
+        int splits = axpySplits(rows, dim);
+        int perSplit = Math.max(1, (rows + splits - 1) / splits);
+        splits = Math.max(1, (rows + perSplit - 1) / perSplit);
+        Spec k = axpyKernel(w.type());
+        if (splits == 1) {
+            launch(k, Dim3.of(tiles), PtxKernels.AXPY_THREADS, s, dev(w.data()), dev(h), dev(y), rows, dim, perSplit, accumulate ? 1 : 0);
+            return;
+        }
+        DeviceBuffer partial = st(s).workspace(4L * splits * dim);
+        launch(k, Dim3.of(tiles, splits), PtxKernels.AXPY_THREADS, s, dev(w.data()), dev(h), partial, rows, dim, perSplit, 0);
+        launch(Spec.AXPY_REDUCE, Dim3.of(blocks(dim, THREADS)), THREADS, s, partial, splits, dim, dev(y), accumulate ? 1 : 0);
+    }
+
+    @Override
+    public void thresholdMask(GpuStream s, GpuBuffer logits, int n, float threshold, GpuBuffer mask, GpuBuffer count) {
+        Checks.floats(logits, n, "logits");
+        Checks.bytes(mask, n, "mask", n + " bytes");
+        if (count != null) Checks.ints(count, 1, "count");
+        if (n == 0) return;
+        launch(Spec.THRESHOLD_MASK, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(logits), n, threshold, dev(mask), dev(count));
+    }
+
+    @Override
+    public void activation(GpuStream s, GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n) {
+        Checks.floats(gate, n, "gate");
+        if (act != GpuActivation.RELU) Checks.floats(up, n, "up");
+        Checks.floats(out, n, "out");
+        if (n == 0) return;
+        launch(Spec.FFN_ACT_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(gate), act == GpuActivation.RELU ? null : dev(up), dev(out), n, act.ordinal());
+    }
+
+    @Override
+    public void gather(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n) {
+        Checks.ints(idx, n, "idx");
+        Checks.floats(dst, n, "dst");
+        if (n == 0) return;
+        launch(Spec.GATHER_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(src), dev(idx), dev(dst), n);
+    }
+
+    @Override
+    public void scatterAdd(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n) {
+        Checks.ints(idx, n, "idx");
+        Checks.floats(src, n, "src");
+        if (n == 0) return;
+        launch(Spec.SCATTER_ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(src), dev(idx), dev(dst), n);
+    }
+
+    @Override
+    public void rmsNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer out, int n, int rows, float eps) {
+        Checks.floats(x, (long) n * rows, "x");
+        Checks.floats(weight, n, "weight");
+        Checks.floats(out, (long) n * rows, "out");
+        if (rows == 0) return;
+        launch(Spec.RMS_NORM_F32, Dim3.of(rows), THREADS, s, dev(x), dev(weight), dev(out), n, rows, eps);
+    }
+
+    @Override
+    public void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type) {
+        Checks.rope(heads, headDim, nRot, tokenStride, tokens);
+        Checks.floats(v, tokens == 0 ? 0 : (long) (tokens - 1) * tokenStride + (long) heads * headDim, "v");
+        Checks.floats(invFreq, nRot / 2, "invFreq");
+        long pairs = (long) tokens * heads * (nRot / 2);
+        if (pairs == 0) return;
+        launch(Spec.ROPE_F32, Dim3.of(blocks(pairs, THREADS)), THREADS, s, dev(v), tokens, tokenStride, heads, headDim, nRot, pos0, dev(invFreq),
+                10000f, type == RopeType.NEOX ? 1 : 0);
+    }
+
+    /** Context splits: about two blocks per multiprocessor over all heads, each split at least 128 positions. */
+    int attentionSplits(int heads, int nKv) {
+        int want = Math.max(1, (2 * multiprocessors + heads - 1) / heads);
+        int maxUseful = Math.max(1, (nKv + 127) / 128);
+        return Math.min(Math.min(want, maxUseful), 65535);
+    }
+
+    @Override
+    public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
+                          int nKv, float scale) {
+        Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
+        Checks.floats(q, (long) heads * headDim, "q");
+        Checks.floats(out, (long) heads * headDim, "out");
+        long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
+        Checks.floats(k, cache, "k cache");
+        Checks.floats(v, cache, "v cache");
+        int splits = attentionSplits(heads, nKv);
+        if (splits == 1) {
+            launch(Spec.ATTENTION_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null, heads, kvHeads,
+                    headDim, kvStride, nKv, scale, 1);
+            return;
+        }
+        DeviceBuffer partial = st(s).workspace(4L * heads * splits * (headDim + 2));
+        launch(Spec.ATTENTION_F32, Dim3.of(heads, splits), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), partial, heads,
+                kvHeads, headDim, kvStride, nKv, scale, splits);
+        launch(Spec.ATTENTION_COMBINE_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, partial, dev(out), heads, headDim, splits);
+    }
+
+    @Override
+    public void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n) {
+        Checks.floats(y, n, "y");
+        Checks.floats(x, n, "x");
+        if (n == 0) return;
+        launch(Spec.ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(y), dev(x), n);
+    }
+
+    /** Converts n floats to F16 (e.g. for cuBLAS GemmEx operands). */
+    public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) {
+        Checks.floats(src, n, "src");
+        Checks.bytes(dst, 2L * n, "dst", n + " halves");
+        if (n == 0) return;
+        launch(Spec.CONVERT_F32_F16, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(src), dev(dst), n);
+    }
+
+    /** Converts n F16 values to floats. */
+    public void fromHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) {
+        Checks.bytes(src, 2L * n, "src", n + " halves");
+        Checks.floats(dst, n, "dst");
+        if (n == 0) return;
+        launch(Spec.CONVERT_F16_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(src), dev(dst), n);
+    }
+
+    /** Closes the streams, unloads the kernels and releases the context. Buffers must have been closed. */
+    @Override
+    public void close() {
+        for (CudaGpuStream s : streams) s.close();
+        kernels.close();
+        ctx.close();
+    }
+}

@@ -1,0 +1,191 @@
+package org.powerinfer4j.engine.gpu;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.powerinfer4j.engine.model.RopeType;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * The GPU-side operators of the hybrid executor, on device buffers and streams. Two implementations compute the same
+ * results: {@link CudaBackend} (CUDA driver + the PTX kernels of {@code cuda-kernels}) and {@link SimulatedBackend}
+ * (plain Java on background threads, one per stream, so scheduling, index maps and result merging can be tested on
+ * any machine).
+ *
+ * <p>Every operation is queued on the given stream and returns immediately; see {@link GpuStream} for ordering.
+ * Buffers are F32 unless said otherwise; a mask holds one byte per neuron (non-zero = active); index buffers hold
+ * int32. Sizes are checked when an operation is issued ({@link IllegalArgumentException}); device-side failures
+ * surface at the next synchronisation. Freshly allocated memory has undefined contents.
+ */
+public interface GpuBackend extends AutoCloseable {
+    String name();
+
+    // --- memory ----------------------------------------------------------------------------------------------------
+
+    GpuBuffer allocate(long bytes);
+
+    /** Queues a copy of all of {@code src} (native memory, unchanged until the stream passes the copy) to {@code dst}. */
+    void upload(GpuStream s, MemorySegment src, GpuBuffer dst, long dstOffset);
+
+    /** Queues a copy of {@code dst.byteSize()} bytes from {@code src} at {@code srcOffset} into native {@code dst}. */
+    void download(GpuStream s, GpuBuffer src, long srcOffset, MemorySegment dst);
+
+    void copy(GpuStream s, GpuBuffer src, long srcOffset, GpuBuffer dst, long dstOffset, long bytes);
+
+    /** Queues zeroing {@code dst}. */
+    void zero(GpuStream s, GpuBuffer dst);
+
+    /** A whole tensor as a device matrix (rows = {@code t.rows()}); returns when the copy is done. */
+    default GpuMatrix uploadMatrix(GpuStream s, Tensor t) {
+        GgmlRows.requireSupported(t.type(), t.rowLength());
+        long bytes = t.rowBytes() * t.rows();
+        GpuBuffer b = allocate(bytes);
+        upload(s, t.data().asSlice(0, bytes), b, 0);
+        synchronize(s);
+        return new GpuMatrix(b, t.type(), t.rows(), t.rowLength());
+    }
+
+    /**
+     * The compact matrix of the listed rows of {@code t} (compact row j = row {@code rows[j]}): PowerInfer's hot
+     * neurons of one layer, with {@code rows} its gpu_bucket. Returns when the copy is done.
+     */
+    default GpuMatrix uploadRows(GpuStream s, Tensor t, int[] rows, int count) {
+        GgmlRows.requireSupported(t.type(), t.rowLength());
+        GpuBuffer b = allocate(Math.max(1, t.rowBytes() * count));
+        try (Arena a = Arena.ofConfined()) {
+            upload(s, GgmlRows.gatherRows(t, rows, count, a), b, 0);
+            synchronize(s);
+        }
+        return new GpuMatrix(b, t.type(), count, t.rowLength());
+    }
+
+    /** Floats to a new device buffer; returns when the copy is done. */
+    default GpuBuffer uploadFloats(GpuStream s, float[] values) {
+        GpuBuffer b = allocate(4L * Math.max(1, values.length));
+        try (Arena a = Arena.ofConfined()) {
+            upload(s, a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values), b, 0);
+            synchronize(s);
+        }
+        return b;
+    }
+
+    /** Ints to a new device buffer; returns when the copy is done. */
+    default GpuBuffer uploadInts(GpuStream s, int[] values) {
+        GpuBuffer b = allocate(4L * Math.max(1, values.length));
+        try (Arena a = Arena.ofConfined()) {
+            upload(s, a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_INT, values), b, 0);
+            synchronize(s);
+        }
+        return b;
+    }
+
+    /** Reads {@code n} floats from {@code src} at float index {@code from}, waiting for the stream. */
+    default float[] downloadFloats(GpuStream s, GpuBuffer src, long from, int n) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment m = a.allocate(4L * Math.max(1, n)).asSlice(0, 4L * n);
+            download(s, src, 4 * from, m);
+            synchronize(s);
+            return m.toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT);
+        }
+    }
+
+    // --- streams and events ----------------------------------------------------------------------------------------
+
+    GpuStream createStream();
+
+    /** A new event recorded at the current end of {@code s}; the caller closes it when no longer needed. */
+    GpuEvent record(GpuStream s);
+
+    /** Later work on {@code s} waits until {@code e} completes (the host does not block). */
+    void wait(GpuStream s, GpuEvent e);
+
+    /** Blocks until all work queued on {@code s} has finished; rethrows a failure of that work. */
+    void synchronize(GpuStream s);
+
+    /** Blocks until {@code e} completes. */
+    void synchronize(GpuEvent e);
+
+    // --- FFN operators ---------------------------------------------------------------------------------------------
+
+    /** out[r] = W[r,:]·x for every row (relu: max(0, ·)). x: {@code w.cols()} floats, out: {@code w.rows()}. */
+    void matVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, boolean relu);
+
+    /**
+     * Row-sparse product over a compact hot matrix: out[j] = W[j,:]·x if {@code mask[rowMap[j]]} is set, else 0
+     * (rowMap null: neuron j). Skipped rows cost no weight reads.
+     */
+    void rowSparseMatVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, GpuBuffer out);
+
+    /**
+     * y (+)= Σ_{r: h[r] ≠ 0} h[r]·W[r,:] over neuron-major rows (compact {@code down_t} rows; h: {@code w.rows()}
+     * floats, y: {@code w.cols()}). Overwrites y unless {@code accumulate}. Deterministic for given shapes.
+     */
+    void sparseAxpy(GpuStream s, GpuMatrix w, GpuBuffer h, GpuBuffer y, boolean accumulate);
+
+    /**
+     * The activation predictor: hidden = relu(fc1·x), logits = fc2·hidden, mask[r] = logits[r] ≥ threshold. When
+     * {@code count} (one int32) is given, the number of active neurons is added to it.
+     */
+    default void predictor(GpuStream s, GpuMatrix fc1, GpuMatrix fc2, GpuBuffer x, GpuBuffer hidden, GpuBuffer logits, float threshold,
+                           GpuBuffer mask, GpuBuffer count) {
+        if (fc2.cols() != fc1.rows()) throw new IllegalArgumentException("fc2 takes " + fc2.cols() + " inputs but fc1 has " + fc1.rows() + " outputs");
+        matVec(s, fc1, x, hidden, true);
+        matVec(s, fc2, hidden, logits, false);
+        thresholdMask(s, logits, fc2.rows(), threshold, mask, count);
+    }
+
+    /** mask[i] = logits[i] ≥ threshold (NaN: 0) for i &lt; n; count (nullable int32) += number set. */
+    void thresholdMask(GpuStream s, GpuBuffer logits, int n, float threshold, GpuBuffer mask, GpuBuffer count);
+
+    /** out[i] = act(gate[i], up[i]) for i &lt; n; up unused (may be null) for {@link GpuActivation#RELU}. */
+    void activation(GpuStream s, GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n);
+
+    /** dst[i] = src[idx[i]] for i &lt; n (compact ← neuron order). */
+    void gather(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n);
+
+    /** dst[idx[i]] += src[i] for i &lt; n, distinct indices (neuron order ← compact). */
+    void scatterAdd(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n);
+
+    // --- dense layer pieces ----------------------------------------------------------------------------------------
+
+    /** out[r,:] = x[r,:] / sqrt(mean(x[r,:]²) + eps) ⊙ weight, rows of n floats. */
+    void rmsNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer out, int n, int rows, float eps);
+
+    /**
+     * Rotary embedding in place: token t (at position pos0 + t) starts at float t·tokenStride and has {@code heads}
+     * heads of {@code headDim}; the first nRot dimensions rotate by pos·invFreq[i] ({@link #ropeInvFreq}).
+     */
+    void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type);
+
+    /**
+     * One query token's attention over positions 0..nKv-1 of a layer's F32 cache (position t, KV head g at float
+     * t·kvStride + g·headDim of k and v), grouped-query: head h reads KV head h / (heads / kvHeads).
+     * out = softmax(q·kᵀ·scale)·v per head; q, out: heads·headDim floats.
+     */
+    void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
+                   int nKv, float scale);
+
+    /** y[i] += x[i] for i &lt; n. */
+    void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n);
+
+    /**
+     * RoPE inverse frequencies as the CPU forward pass computes them (theta_scale = base^(−2/nRot) accumulated in
+     * float), so both sides rotate by identical angles.
+     */
+    static float[] ropeInvFreq(int nRot, float base) {
+        float[] f = new float[nRot / 2];
+        float scale = (float) Math.pow(base, -2.0f / nRot), v = 1f;
+        for (int i = 0; i < f.length; i++) {
+            f[i] = v;
+            v *= scale;
+        }
+        return f;
+    }
+
+    /** {@link CudaBackend} on device 0 when CUDA is usable, else a {@link SimulatedBackend}. */
+    static GpuBackend open() {
+        return CudaBackend.isAvailable() ? CudaBackend.open(0) : new SimulatedBackend();
+    }
+
+    @Override
+    void close();
+}

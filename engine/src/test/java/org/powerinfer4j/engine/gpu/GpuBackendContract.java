@@ -1,0 +1,484 @@
+package org.powerinfer4j.engine.gpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.powerinfer4j.engine.kernels.Kernels;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.model.RopeType;
+import org.powerinfer4j.engine.sparse.SparseOps;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * What every {@link GpuBackend} must compute, checked against the CPU: {@link SparseOps} for the sparse operators
+ * (where the CPU kernels support the weight type; otherwise a float64 evaluation of the decoded weights) and float64
+ * evaluations of the layer math. Random shapes include row/column tails (odd sizes, partial tiles), empty and full
+ * masks, and compact hot-row matrices addressed through a gpu_bucket-style row map.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class GpuBackendContract {
+    protected GpuBackend gpu;
+    protected GpuStream s;
+    private WorkerPool pool;
+    private Arena arena;
+
+    /** The backend under test; may abort the class through an assumption. */
+    protected abstract GpuBackend open();
+
+    @BeforeAll
+    void setUp() {
+        gpu = open();
+        s = gpu.createStream();
+        pool = new WorkerPool(2);
+        arena = Arena.ofShared();
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (s != null) s.close();
+        if (gpu != null) gpu.close();
+        if (pool != null) pool.close();
+        if (arena != null) arena.close();
+    }
+
+    // --- helpers ---------------------------------------------------------------------------------------------------
+
+    private static boolean cpuKernels(GGMLType t) {
+        try {
+            Kernels.forType(t);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private GpuBuffer upload(float[] v) {
+        return gpu.uploadFloats(s, v);
+    }
+
+    private GpuBuffer uploadBytes(byte[] v) {
+        GpuBuffer b = gpu.allocate(Math.max(1, v.length));
+        try (Arena a = Arena.ofConfined()) {
+            gpu.upload(s, a.allocateFrom(ValueLayout.JAVA_BYTE, v), b, 0);
+            gpu.synchronize(s);
+        }
+        return b;
+    }
+
+    private float[] download(GpuBuffer b, int n) {
+        return gpu.downloadFloats(s, b, 0, n);
+    }
+
+    /** |actual − expected| ≤ rel·magnitude + 1e-5 element-wise, magnitude = Σ|terms| of each expected value. */
+    private static void assertClose(float[] actual, double[] expected, double[] magnitude, double rel, String what) {
+        assertThat(actual).as(what).hasSize(expected.length);
+        for (int i = 0; i < expected.length; i++) {
+            double tol = rel * (magnitude == null ? Math.abs(expected[i]) : magnitude[i]) + 1e-5;
+            if (Math.abs(actual[i] - expected[i]) > tol || Float.isNaN(actual[i]))
+                throw new AssertionError(what + "[" + i + "] = " + actual[i] + ", expected " + expected[i] + " ± " + tol);
+        }
+    }
+
+    private static double[] toDouble(float[] v) {
+        double[] d = new double[v.length];
+        for (int i = 0; i < v.length; i++) d[i] = v[i];
+        return d;
+    }
+
+    private static int[] sortedSubset(Random rnd, int n, double fraction) {
+        List<Integer> l = new ArrayList<>();
+        for (int i = 0; i < n; i++) if (rnd.nextDouble() < fraction) l.add(i);
+        return l.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static GGMLType[] types() {
+        return new GGMLType[] {GGMLType.F32, GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0};
+    }
+
+    // --- FFN operators ---------------------------------------------------------------------------------------------
+
+    @Test
+    void denseMatVecMatchesCpu() {
+        Random rnd = new Random(11);
+        for (GGMLType t : types()) {
+            int[][] shapes = t.isQuantized() ? new int[][] {{37, 64}, {300, 96}, {1, 32}, {9, 4096}} : new int[][] {{37, 64}, {300, 96}, {5, 77}, {3, 200}, {2, 6}};
+            for (int[] sh : shapes) {
+                int rows = sh[0], cols = sh[1];
+                Tensor w = TestWeights.random("w", t, rows, cols, rnd, arena);
+                float[] x = TestWeights.floats(rnd, cols, 0.1f);
+                for (boolean relu : new boolean[] {false, true}) {
+                    double[] exp = new double[rows], mag = new double[rows];
+                    for (int r = 0; r < rows; r++) {
+                        float[] row = TestWeights.row(w, r);
+                        for (int c = 0; c < cols; c++) {
+                            exp[r] += (double) row[c] * x[c];
+                            mag[r] += Math.abs((double) row[c] * x[c]);
+                        }
+                        if (relu) exp[r] = Math.max(0, exp[r]);
+                    }
+                    GpuMatrix m = gpu.uploadMatrix(s, w);
+                    try (GpuBuffer xb = upload(x); GpuBuffer out = gpu.allocate(4L * rows)) {
+                        gpu.matVec(s, m, xb, out, relu);
+                        assertClose(download(out, rows), exp, mag, 1e-4, t + " " + rows + "x" + cols + " relu=" + relu);
+                    } finally {
+                        m.data().close();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Compact hot rows (gpu_bucket), predictor mask over all neurons: equals SparseOps over the active hot rows. */
+    @ParameterizedTest
+    @EnumSource(value = GGMLType.class, names = {"F32", "F16", "Q8_0", "Q4_0"})
+    void rowSparseMatVecOverHotRowsMatchesSparseOps(GGMLType t) {
+        Random rnd = new Random(12 + t.ordinal());
+        boolean cpu = cpuKernels(t);
+        int[] dims = t.isQuantized() ? new int[] {128, 96} : new int[] {72, 70, 128};
+        for (int dim : dims)
+            for (double density : new double[] {0.0, 0.35, 1.0}) {
+                int ff = 700;
+                Tensor w = TestWeights.random("up", t, ff, dim, rnd, arena);
+                int[] bucket = sortedSubset(rnd, ff, 0.6);
+                byte[] mask = new byte[ff];
+                List<Integer> active = new ArrayList<>();
+                for (int r = 0; r < ff; r++) mask[r] = (byte) (rnd.nextDouble() < density ? 1 : 0);
+                for (int r : bucket) if (mask[r] != 0) active.add(r);
+                float[] x = TestWeights.floats(rnd, dim, 0.05f);
+                // CPU: the active hot rows of the full matrix, in neuron order
+                float[] full = new float[ff];
+                int[] act = active.stream().mapToInt(Integer::intValue).toArray();
+                double[] mag = new double[bucket.length];
+                if (cpu) SparseOps.rowSparseMatVec(pool, w, act, act.length, x, 0, full, 0);
+                for (int j = 0; j < bucket.length; j++) {
+                    float[] row = TestWeights.row(w, bucket[j]);
+                    double d = 0;
+                    for (int c = 0; c < dim; c++) {
+                        d += (double) row[c] * x[c];
+                        mag[j] += Math.abs((double) row[c] * x[c]);
+                    }
+                    if (!cpu && mask[bucket[j]] != 0) full[bucket[j]] = (float) d;
+                }
+                double[] exp = new double[bucket.length];
+                for (int j = 0; j < bucket.length; j++) exp[j] = mask[bucket[j]] != 0 ? full[bucket[j]] : 0;
+                GpuMatrix hot = gpu.uploadRows(s, w, bucket, bucket.length);
+                try (GpuBuffer xb = upload(x); GpuBuffer mb = uploadBytes(mask); GpuBuffer map = gpu.uploadInts(s, bucket);
+                     GpuBuffer out = gpu.allocate(4L * Math.max(1, bucket.length))) {
+                    gpu.rowSparseMatVec(s, hot, xb, mb, map, out);
+                    assertClose(download(out, bucket.length), exp, mag, 1e-4, t + " dim " + dim + " density " + density);
+                } finally {
+                    hot.data().close();
+                }
+            }
+    }
+
+    @Test
+    void rowSparseMatVecWithoutRowMapSkipsMaskedRows() {
+        Random rnd = new Random(13);
+        Tensor w = TestWeights.random("w", GGMLType.Q4_0, 513, 64, rnd, arena);
+        byte[] mask = new byte[513];
+        for (int r = 0; r < 513; r += 3) mask[r] = 1;
+        float[] x = TestWeights.floats(rnd, 64, 0f);
+        GpuMatrix m = gpu.uploadMatrix(s, w);
+        try (GpuBuffer xb = upload(x); GpuBuffer mb = uploadBytes(mask); GpuBuffer out = gpu.allocate(4L * 513)) {
+            gpu.matVec(s, m, xb, out, false);
+            float[] dense = download(out, 513);
+            gpu.rowSparseMatVec(s, m, xb, mb, null, out);
+            float[] sparse = download(out, 513);
+            for (int r = 0; r < 513; r++) assertThat(sparse[r]).as("row %d", r).isEqualTo(mask[r] != 0 ? dense[r] : 0f);
+        } finally {
+            m.data().close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = GGMLType.class, names = {"F32", "F16", "Q8_0", "Q4_0"})
+    void sparseAxpyMatchesSparseOps(GGMLType t) {
+        Random rnd = new Random(14 + t.ordinal());
+        boolean cpu = cpuKernels(t);
+        int[] dims = t.isQuantized() ? new int[] {544, 64, 1056} : new int[] {544, 77, 1030};
+        int[] rowCounts = {1300, 5, 0};
+        for (int dim : dims)
+            for (int rows : rowCounts) {
+                Tensor w = TestWeights.random("down_t", t, rows, dim, rnd, arena);
+                float[][] decoded = new float[rows][];
+                for (int r = 0; r < rows; r++) decoded[r] = TestWeights.row(w, r);
+                GpuMatrix m = gpu.uploadMatrix(s, w);
+                for (float zeros : new float[] {0.6f, 1.0f})
+                    for (boolean accumulate : new boolean[] {false, true}) {
+                        float[] h = TestWeights.floats(rnd, rows, zeros);
+                        float[] y0 = TestWeights.floats(rnd, dim, 0f);
+                        int[] all = new int[rows];
+                        for (int r = 0; r < rows; r++) all[r] = r;
+                        double[] mag = new double[dim], exp = new double[dim];
+                        float[] cpuY = new float[dim];
+                        if (cpu) SparseOps.sparseAxpy(pool, w, all, rows, h, rows, 1, cpuY);
+                        for (int r = 0; r < rows; r++) {
+                            if (h[r] == 0f) continue;
+                            float[] row = decoded[r];
+                            for (int c = 0; c < dim; c++) {
+                                mag[c] += Math.abs((double) h[r] * row[c]);
+                                if (!cpu) exp[c] += (double) h[r] * row[c];
+                            }
+                        }
+                        for (int c = 0; c < dim; c++) {
+                            if (cpu) exp[c] = cpuY[c];
+                            if (accumulate) {
+                                exp[c] += y0[c];
+                                mag[c] += Math.abs(y0[c]);
+                            }
+                        }
+                        try (GpuBuffer hb = upload(h); GpuBuffer y = upload(y0)) {
+                            gpu.sparseAxpy(s, m, hb, y, accumulate);
+                            assertClose(download(y, dim), exp, mag, 1e-4, t + " " + rows + "x" + dim + " zeros " + zeros + " acc " + accumulate);
+                            // deterministic: the same call gives bit-identical results
+                            if (!accumulate) {
+                                float[] first = download(y, dim);
+                                gpu.sparseAxpy(s, m, hb, y, false);
+                                assertThat(download(y, dim)).containsExactly(first);
+                            }
+                        }
+                    }
+                m.data().close();
+            }
+    }
+
+    @Test
+    void predictorProducesLogitsMaskAndCount() {
+        Random rnd = new Random(15);
+        int dim = 96, hidden = 40, ff = 333;
+        float threshold = 0.2f;
+        Tensor fc1 = TestWeights.random("fc1", GGMLType.F16, hidden, dim, rnd, arena);
+        Tensor fc2 = TestWeights.random("fc2", GGMLType.F16, ff, hidden, rnd, arena);
+        float[] x = TestWeights.floats(rnd, dim, 0f);
+        double[] hid = new double[hidden];
+        for (int i = 0; i < hidden; i++) {
+            float[] row = TestWeights.row(fc1, i);
+            for (int c = 0; c < dim; c++) hid[i] += (double) row[c] * x[c];
+            hid[i] = Math.max(0, hid[i]);
+        }
+        double[] logits = new double[ff], mag = new double[ff];
+        for (int r = 0; r < ff; r++) {
+            float[] row = TestWeights.row(fc2, r);
+            for (int i = 0; i < hidden; i++) {
+                logits[r] += row[i] * hid[i];
+                mag[r] += Math.abs(row[i] * hid[i]);
+            }
+        }
+        GpuMatrix m1 = gpu.uploadMatrix(s, fc1), m2 = gpu.uploadMatrix(s, fc2);
+        try (GpuBuffer xb = upload(x); GpuBuffer hb = gpu.allocate(4L * hidden); GpuBuffer lb = gpu.allocate(4L * ff); GpuBuffer mb = gpu.allocate(ff);
+             GpuBuffer cb = gpu.uploadInts(s, new int[] {5}); Arena a = Arena.ofConfined()) {
+            gpu.predictor(s, m1, m2, xb, hb, lb, threshold, mb, cb);
+            float[] got = download(lb, ff);
+            assertClose(got, logits, mag, 1e-4, "logits");
+            MemorySegment maskHost = a.allocate(ff), countHost = a.allocate(4);
+            gpu.download(s, mb, 0, maskHost);
+            gpu.download(s, cb, 0, countHost);
+            gpu.synchronize(s);
+            int active = 0;
+            for (int r = 0; r < ff; r++) {
+                boolean on = maskHost.get(ValueLayout.JAVA_BYTE, r) != 0;
+                assertThat(on).as("mask %d (logit %f)", r, got[r]).isEqualTo(got[r] >= threshold);
+                if (on) active++;
+            }
+            assertThat(active).isBetween(1, ff - 1);
+            assertThat(countHost.get(ValueLayout.JAVA_INT, 0)).isEqualTo(5 + active);
+        } finally {
+            m1.data().close();
+            m2.data().close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(GpuActivation.class)
+    void activationsMatchTheCpuFormulas(GpuActivation act) {
+        Random rnd = new Random(16);
+        int n = 1001;
+        float[] g = TestWeights.floats(rnd, n, 0.1f), u = TestWeights.floats(rnd, n, 0.1f);
+        double[] exp = new double[n];
+        for (int i = 0; i < n; i++)
+            exp[i] = switch (act) {
+                case SWIGLU -> g[i] / (1 + Math.exp(-g[i])) * u[i];
+                case REGLU -> g[i] > 0 ? (double) g[i] * u[i] : 0;
+                case DRELU -> g[i] > 0 && u[i] > 0 ? (double) g[i] * u[i] : 0;
+                case RELU -> Math.max(0, g[i]);
+            };
+        try (GpuBuffer gb = upload(g); GpuBuffer ub = upload(u)) {
+            gpu.activation(s, act, gb, act == GpuActivation.RELU ? null : ub, gb, n); // in place, as the executor uses it
+            float[] got = download(gb, n);
+            assertClose(got, exp, null, 1e-5, act.toString());
+            for (int i = 0; i < n; i++) if (act != GpuActivation.SWIGLU && exp[i] == 0) assertThat(got[i]).isZero();
+        }
+    }
+
+    @Test
+    void gatherAndScatterAddFollowTheIndexMap() {
+        Random rnd = new Random(17);
+        int ff = 500;
+        int[] bucket = sortedSubset(rnd, ff, 0.3);
+        float[] full = TestWeights.floats(rnd, ff, 0f), base = TestWeights.floats(rnd, ff, 0f);
+        try (GpuBuffer src = upload(full); GpuBuffer idx = gpu.uploadInts(s, bucket); GpuBuffer compact = gpu.allocate(4L * bucket.length);
+             GpuBuffer dst = upload(base)) {
+            gpu.gather(s, src, idx, compact, bucket.length);
+            float[] c = download(compact, bucket.length);
+            for (int j = 0; j < bucket.length; j++) assertThat(c[j]).isEqualTo(full[bucket[j]]);
+            gpu.scatterAdd(s, compact, idx, dst, bucket.length);
+            float[] d = download(dst, ff);
+            float[] exp = base.clone();
+            for (int j = 0; j < bucket.length; j++) exp[bucket[j]] += c[j];
+            assertThat(d).containsExactly(exp);
+        }
+    }
+
+    // --- dense layer pieces ----------------------------------------------------------------------------------------
+
+    @Test
+    void rmsNormMatchesCpu() {
+        Random rnd = new Random(18);
+        int n = 1000, rows = 3;
+        float eps = 1e-5f;
+        float[] x = TestWeights.floats(rnd, n * rows, 0f), w = TestWeights.floats(rnd, n, 0f);
+        double[] exp = new double[n * rows];
+        for (int r = 0; r < rows; r++) {
+            double ss = 0;
+            for (int i = 0; i < n; i++) ss += (double) x[r * n + i] * x[r * n + i];
+            double scale = 1 / Math.sqrt(ss / n + eps);
+            for (int i = 0; i < n; i++) exp[r * n + i] = x[r * n + i] * scale * w[i];
+        }
+        try (GpuBuffer xb = upload(x); GpuBuffer wb = upload(w); GpuBuffer out = gpu.allocate(4L * n * rows)) {
+            gpu.rmsNorm(s, xb, wb, out, n, rows, eps);
+            assertClose(download(out, n * rows), exp, null, 1e-5, "rmsnorm");
+            gpu.rmsNorm(s, xb, wb, xb, n, rows, eps); // in place
+            assertClose(download(xb, n * rows), exp, null, 1e-5, "rmsnorm in place");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(RopeType.class)
+    void ropeRotatesLikeTheCpu(RopeType type) {
+        Random rnd = new Random(19);
+        int tokens = 3, heads = 4, headDim = 16, nRot = 12, stride = 70, pos0 = 37;
+        float[] v = TestWeights.floats(rnd, (tokens - 1) * stride + heads * headDim, 0f);
+        float[] inv = GpuBackend.ropeInvFreq(nRot, 10000f);
+        double[] exp = toDouble(v);
+        for (int t = 0; t < tokens; t++)
+            for (int h = 0; h < heads; h++)
+                for (int i = 0; i < nRot / 2; i++) {
+                    int base = t * stride + h * headDim;
+                    int i0 = base + (type == RopeType.NORMAL ? 2 * i : i), i1 = type == RopeType.NORMAL ? i0 + 1 : i0 + nRot / 2;
+                    double theta = (float) (pos0 + t) * inv[i];
+                    exp[i0] = v[i0] * Math.cos(theta) - v[i1] * Math.sin(theta);
+                    exp[i1] = v[i0] * Math.sin(theta) + v[i1] * Math.cos(theta);
+                }
+        try (GpuBuffer vb = upload(v); GpuBuffer fb = upload(inv)) {
+            gpu.rope(s, vb, tokens, stride, heads, headDim, nRot, pos0, fb, type);
+            assertClose(download(vb, v.length), exp, null, 1e-5, "rope " + type);
+        }
+        // the table matches the CPU forward pass's accumulation: theta_scale^i in float
+        float scale = (float) Math.pow(10000f, -2.0f / nRot);
+        assertThat(inv[0]).isEqualTo(1f);
+        assertThat(inv[2]).isEqualTo(scale * scale);
+    }
+
+    @Test
+    void attentionWithGroupedHeadsMatchesSoftmaxReference() {
+        Random rnd = new Random(20);
+        int heads = 8, kvHeads = 2, headDim = 24, kvStride = kvHeads * headDim + 8;
+        float scale = (float) (1 / Math.sqrt(headDim));
+        for (int nKv : new int[] {1, 7, 900}) {
+            float[] q = TestWeights.floats(rnd, heads * headDim, 0f);
+            float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
+            for (int i = 0; i < q.length; i++) q[i] *= 3; // peaked softmax
+            double[] exp = new double[heads * headDim];
+            for (int h = 0; h < heads; h++) {
+                int g = h / (heads / kvHeads);
+                double[] sc = new double[nKv];
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int t = 0; t < nKv; t++) {
+                    for (int i = 0; i < headDim; i++) sc[t] += (double) q[h * headDim + i] * k[t * kvStride + g * headDim + i];
+                    sc[t] *= scale;
+                    max = Math.max(max, sc[t]);
+                }
+                for (int t = 0; t < nKv; t++) sum += sc[t] = Math.exp(sc[t] - max);
+                for (int t = 0; t < nKv; t++)
+                    for (int i = 0; i < headDim; i++) exp[h * headDim + i] += sc[t] / sum * v[t * kvStride + g * headDim + i];
+            }
+            try (GpuBuffer qb = upload(q); GpuBuffer kb = upload(k); GpuBuffer vb = upload(v); GpuBuffer out = gpu.allocate(4L * heads * headDim)) {
+                gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale);
+                assertClose(download(out, heads * headDim), exp, null, 1e-4, "attention nKv " + nKv);
+            }
+        }
+    }
+
+    @Test
+    void addAndCopies() {
+        Random rnd = new Random(21);
+        float[] a = TestWeights.floats(rnd, 777, 0f), b = TestWeights.floats(rnd, 777, 0f);
+        try (GpuBuffer ab = upload(a); GpuBuffer bb = upload(b); GpuBuffer c = gpu.allocate(4L * 777)) {
+            gpu.add(s, ab, bb, 777);
+            float[] sum = download(ab, 777);
+            for (int i = 0; i < 777; i++) assertThat(sum[i]).isEqualTo(a[i] + b[i]);
+            gpu.copy(s, bb, 4, c, 0, 4L * 776);
+            assertThat(download(c, 776)).containsExactly(java.util.Arrays.copyOfRange(b, 1, 777));
+            gpu.zero(s, c);
+            assertThat(download(c, 777)).containsOnly(0f);
+            assertThat(gpu.downloadFloats(s, bb.floats(10, 5), 0, 5)).containsExactly(java.util.Arrays.copyOfRange(b, 10, 15));
+        }
+    }
+
+    // --- streams ---------------------------------------------------------------------------------------------------
+
+    @Test
+    void eventsOrderWorkAcrossStreams() {
+        int n = 1 << 20;
+        float[] ones = new float[n];
+        java.util.Arrays.fill(ones, 1f);
+        try (GpuStream s1 = gpu.createStream(); GpuStream s2 = gpu.createStream(); GpuBuffer a = gpu.uploadFloats(s, ones);
+             GpuBuffer b = gpu.allocate(4L * n)) {
+            gpu.zero(s2, b);
+            GpuEvent zeroed = gpu.record(s2);
+            gpu.wait(s1, zeroed);
+            for (int i = 0; i < 8; i++) gpu.add(s1, a, a, n);   // a = 256 after eight doublings
+            GpuEvent done = gpu.record(s1);
+            gpu.wait(s2, done);
+            gpu.add(s2, b, a, n);                                // must see the final a
+            gpu.synchronize(s2);
+            assertThat(done.isComplete()).isTrue();
+            float[] got = gpu.downloadFloats(s2, b, 0, n);
+            assertThat(got[0]).isEqualTo(256f);
+            assertThat(got[n - 1]).isEqualTo(256f);
+            gpu.synchronize(done);
+            done.close();
+            zeroed.close();
+        }
+    }
+
+    @Test
+    void shapeErrorsAreReportedWhenIssued() {
+        Random rnd = new Random(22);
+        Tensor w = TestWeights.random("w", GGMLType.F16, 10, 64, rnd, arena);
+        GpuMatrix m = gpu.uploadMatrix(s, w);
+        try (GpuBuffer x = gpu.allocate(4 * 64); GpuBuffer small = gpu.allocate(4 * 9)) {
+            assertThatThrownBy(() -> gpu.matVec(s, m, x, small, false)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out");
+            assertThatThrownBy(() -> gpu.matVec(s, m, small, x, false)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("x");
+            assertThatThrownBy(() -> gpu.attention(s, x, x, x, x, 3, 2, 16, 32, 1, 1f)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> new GpuMatrix(small, GGMLType.Q4_0, 2, 33)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> new GpuMatrix(small, GGMLType.Q4_K, 1, 256)).isInstanceOf(IllegalArgumentException.class);
+        } finally {
+            m.data().close();
+        }
+    }
+}
