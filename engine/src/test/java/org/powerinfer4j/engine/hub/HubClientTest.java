@@ -224,7 +224,6 @@ class HubClientTest {
         List<HubTestServer.Request> cdn = cdnRequests();
         HubTestServer.Request stale = cdn.get(cdn.size() - 2);
         assertThat(stale.status()).isEqualTo(206);
-        assertThat(stale.complete()).isFalse(); // the client hung up instead of reading the wrong bytes
         assertThat(cdn.getLast().header("Range")).isNull();
         assertThat(cdn.getLast().status()).isEqualTo(200);
         assertThat(Files.readAllBytes(target)).isEqualTo(updated);
