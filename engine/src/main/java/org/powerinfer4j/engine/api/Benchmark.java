@@ -5,10 +5,14 @@ import java.util.SplittableRandom;
 /**
  * llama-bench's two measurements on a loaded model. {@code pp N}: one forward pass over N random prompt tokens
  * from an empty cache (prefill throughput). {@code tg N}: N single-token forward passes from an empty cache
- * (decode throughput). Each test runs once untimed (warm-up: JIT, page cache), then {@code reps} timed runs.
+ * (decode throughput). Untimed warm-up runs come first — at least one, and more until {@link #WARMUP_NANOS}
+ * have passed, so the JIT has compiled the kernels (llama-bench excludes one warm-up run; a JVM needs a little
+ * longer) — then {@code reps} timed runs.
  */
 public final class Benchmark {
     private Benchmark() {}
+
+    static final long WARMUP_NANOS = 2_000_000_000L;
 
     /** Mean ± sample standard deviation of tokens/s over the timed repetitions. */
     public record Result(String test, int tokens, double meanTokensPerSecond, double stdTokensPerSecond, double[] samples) {}
@@ -27,13 +31,14 @@ public final class Benchmark {
         int[] ids = randomTokens(model, tokens);
         double[] tps = new double[reps];
         try (Session s = model.newSession()) {
-            for (int rep = -1; rep < reps; rep++) {
-                s.reset();
+            long warmupStart = System.nanoTime();
+            do {
+                runOnce(s, ids, prefill);
+            } while (System.nanoTime() - warmupStart < WARMUP_NANOS);
+            for (int rep = 0; rep < reps; rep++) {
                 long t0 = System.nanoTime();
-                if (prefill) s.evaluateNoCopy(ids);
-                else for (int id : ids) s.evaluateNoCopy(id);
-                double secs = (System.nanoTime() - t0) / 1e9;
-                if (rep >= 0) tps[rep] = tokens / secs;
+                runOnce(s, ids, prefill);
+                tps[rep] = tokens / ((System.nanoTime() - t0) / 1e9);
             }
         }
         double mean = 0;
@@ -43,6 +48,12 @@ public final class Benchmark {
         for (double v : tps) var += (v - mean) * (v - mean);
         double std = reps > 1 ? Math.sqrt(var / (reps - 1)) : 0;
         return new Result(name, tokens, mean, std, tps);
+    }
+
+    private static void runOnce(Session s, int[] ids, boolean prefill) {
+        s.reset();
+        if (prefill) s.evaluateNoCopy(ids);
+        else for (int id : ids) s.evaluateNoCopy(id);
     }
 
     /** Deterministic random ids, avoiding the first few (often special) tokens, like llama-bench. */

@@ -36,6 +36,12 @@ public final class FloatKernels {
         return Simd.ENABLED ? Vector.sumOfSquares(x, off, n) : Scalar.sumOfSquares(x, off, n);
     }
 
+    /** SwiGLU in place: g[i] = silu(g[i])·u[i] = g/(1+e^(−g))·u for i &lt; n (ggml's silu, in float). */
+    public static void siluMul(float[] g, float[] u, int n) {
+        if (Simd.ENABLED) Vector.siluMul(g, u, n);
+        else Scalar.siluMul(g, u, n);
+    }
+
     /** Σ q[qOff+i]·k[i] over n F32 elements of {@code k} starting at {@code kByteOff}. */
     public static float dot(float[] q, int qOff, MemorySegment k, long kByteOff, int n) {
         return Simd.ENABLED ? Vector.dot(q, qOff, k, kByteOff, n) : Scalar.dot(q, qOff, k, kByteOff, n);
@@ -61,6 +67,10 @@ public final class FloatKernels {
     /** Plain loops: the reference the vector versions are tested against. */
     public static final class Scalar {
         private Scalar() {}
+
+        public static void siluMul(float[] g, float[] u, int n) {
+            for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + (float) Math.exp(-g[i])) * u[i];
+        }
 
         public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
             float s = 0f;
@@ -105,6 +115,16 @@ public final class FloatKernels {
      */
     static final class Vector {
         private Vector() {}
+
+        static void siluMul(float[] g, float[] u, int n) {
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) {
+                FloatVector x = FloatVector.fromArray(F, g, i);
+                FloatVector e = x.neg().lanewise(VectorOperators.EXP);   // SVML exp on x86
+                x.div(e.add(1f)).mul(FloatVector.fromArray(F, u, i)).intoArray(g, i);
+            }
+            for (; i < n; i++) g[i] = g[i] / (1.0f + (float) Math.exp(-g[i])) * u[i];
+        }
 
         static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
             FloatVector s0 = FloatVector.zero(F), s1 = s0;

@@ -30,6 +30,10 @@ public final class DenseFeedForward implements FeedForward {
 
     /** hb = act(hb (gate), hb2 (up)), in place into hb. Without a gate, hb = act(hb2). */
     static void activate(FfnActivation a, float[] gate, float[] up, int n, boolean hasGate) {
+        if (hasGate && a == FfnActivation.SWIGLU) {
+            FloatKernels.siluMul(gate, up, n);
+            return;
+        }
         for (int i = 0; i < n; i++) {
             float u = up[i];
             if (!hasGate) {

@@ -8,6 +8,7 @@ public final class InferenceState implements AutoCloseable {
     final int maxBatch;
     final float[] x, xb, xb2, q, k, v, att, hb, hb2;
     final float[][] scores;       // per worker thread: attention scores over the context
+    final float[] ropeCos, ropeSin; // per token of the chunk: the rotation of each dimension pair (shared by heads and layers)
     final float[] logits;         // logits of the last token of the last forward call
     final KVCache kv;
 
@@ -23,6 +24,8 @@ public final class InferenceState implements AutoCloseable {
         hb = new float[maxBatch * c.ffDim()];
         hb2 = new float[maxBatch * c.ffDim()];
         scores = new float[threads][contextLength];
+        ropeCos = new float[maxBatch * (c.ropeDim() / 2)];
+        ropeSin = new float[maxBatch * (c.ropeDim() / 2)];
         logits = new float[c.vocabSize()];
         kv = new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
     }

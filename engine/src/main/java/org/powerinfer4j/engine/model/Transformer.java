@@ -79,6 +79,15 @@ public final class Transformer {
             if (tok < 0 || tok >= c.vocabSize()) throw new ModelException("token id " + tok + " is outside the vocabulary (0.." + (c.vocabSize() - 1) + ")");
             embK.dequantize(w.tokenEmbd().data(), w.tokenEmbd().rowOffset(tok), s.x, b * dim, dim);
         }
+        int half = c.ropeDim() / 2;
+        for (int b = 0; b < batch; b++) {     // one cos/sin table per position, reused by every head of every layer
+            int pos = startPos + b;
+            for (int i = 0; i < half; i++) {
+                float theta = pos * ropeInvFreq[i];
+                s.ropeCos[b * half + i] = (float) Math.cos(theta);
+                s.ropeSin[b * half + i] = (float) Math.sin(theta);
+            }
+        }
         for (int l = 0; l < c.layers(); l++) {
             LayerWeights lw = w.layers()[l];
             for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.attnNorm(), dim);
@@ -87,8 +96,8 @@ public final class Transformer {
             project(pool, lw.wv(), s.xb, batch, s.v);
             for (int b = 0; b < batch; b++) {
                 int pos = startPos + b;
-                for (int h = 0; h < c.heads(); h++) rope(s.q, b * qDim + h * c.headDim(), pos);
-                for (int h = 0; h < c.kvHeads(); h++) rope(s.k, b * kvDim + h * c.headDim(), pos);
+                for (int h = 0; h < c.heads(); h++) rope(s.q, b * qDim + h * c.headDim(), s, b * half);
+                for (int h = 0; h < c.kvHeads(); h++) rope(s.k, b * kvDim + h * c.headDim(), s, b * half);
                 s.kv.store(l, pos, s.k, b * kvDim, s.v, b * kvDim);
             }
             attention(pool, s, l, batch, startPos);
@@ -151,20 +160,14 @@ public final class Transformer {
         });
     }
 
-    /** Rotates one head's first {@code ropeDim} dimensions in place for position {@code pos}. */
-    private void rope(float[] v, int off, int pos) {
+    /** Rotates one head's first {@code ropeDim} dimensions in place with the token's cos/sin table at {@code t}. */
+    private void rope(float[] v, int off, InferenceState s, int t) {
         int half = c.ropeDim() / 2;
+        boolean normal = c.ropeType() == RopeType.NORMAL;
         for (int i = 0; i < half; i++) {
-            float theta = pos * ropeInvFreq[i];
-            float cos = (float) Math.cos(theta), sin = (float) Math.sin(theta);
-            int i0, i1;
-            if (c.ropeType() == RopeType.NORMAL) {
-                i0 = off + 2 * i;
-                i1 = i0 + 1;
-            } else {
-                i0 = off + i;
-                i1 = i0 + half;
-            }
+            float cos = s.ropeCos[t + i], sin = s.ropeSin[t + i];
+            int i0 = normal ? off + 2 * i : off + i;
+            int i1 = normal ? i0 + 1 : i0 + half;
             float x0 = v[i0], x1 = v[i1];
             v[i0] = x0 * cos - x1 * sin;
             v[i1] = x0 * sin + x1 * cos;

@@ -24,6 +24,22 @@ class FloatKernelsTest {
     }
 
     @Property(tries = 100)
+    void siluMulMatchesScalar(@ForAll @IntRange(min = 0, max = 300) int n, @ForAll long seed) {
+        Random r = new Random(seed);
+        float[] g = new float[n], u = QuantData.randomFloats(r, n);
+        for (int i = 0; i < n; i++) g[i] = (float) (r.nextGaussian() * 6);   // covers saturation on both sides
+        float[] v = g.clone(), sc = g.clone();
+        FloatKernels.Vector.siluMul(v, u, n);
+        FloatKernels.Scalar.siluMul(sc, u, n);
+        for (int i = 0; i < n; i++) {
+            double exact = g[i] / (1 + Math.exp(-g[i])) * u[i];
+            // SVML exp is within a few ulp: allow 1e-6 relative plus a tiny absolute floor
+            assertThat((double) v[i]).isCloseTo(exact, Offset.offset(1e-6 * Math.abs(exact) + 1e-30));
+            assertThat((double) sc[i]).isCloseTo(exact, Offset.offset(1e-6 * Math.abs(exact) + 1e-30));
+        }
+    }
+
+    @Property(tries = 100)
     void arrayLoops(@ForAll @IntRange(min = 0, max = 300) int n, @ForAll @IntRange(min = 0, max = 20) int aOff,
                     @ForAll @IntRange(min = 0, max = 20) int bOff, @ForAll long seed) {
         Random r = new Random(seed);
