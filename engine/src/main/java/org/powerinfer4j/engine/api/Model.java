@@ -45,6 +45,7 @@ public final class Model implements AutoCloseable {
     private final SparsityStats stats;
     private TransposedDown transposedDown;
     private float sparseThreshold = Float.NaN;
+    private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
 
     private Model(GGUFFile file, ModelConfig config, ModelWeights weights, Tokenizer tokenizer, ModelOptions options, long loadMillis) {
         this.file = file;
@@ -121,6 +122,12 @@ public final class Model implements AutoCloseable {
     public float sparseThreshold() { return sparseThreshold; }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
     public SparsityStats sparsityStats() { return stats; }
+
+    /** The chat template: the file's {@code tokenizer.chat_template}, else a built-in format detected from the vocabulary. */
+    public synchronized org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate() {
+        if (chatTemplate == null) chatTemplate = org.powerinfer4j.engine.tokenizer.ChatTemplates.forGGUF(file);
+        return chatTemplate;
+    }
 
     public Session newSession() {
         return new Session(this, contextLength);

@@ -80,6 +80,16 @@ public final class Session implements AutoCloseable {
         return generate(Arrays.copyOfRange(conversation, common, conversation.length), params, listener);
     }
 
+    /**
+     * Answers the last message of a conversation: renders {@code messages} with the model's chat template (user
+     * text never parsed as special tokens), reuses the cached prefix from earlier turns, and generates the
+     * assistant's reply. Append the reply ({@link GenerationResult#text()}) to the conversation for the next turn.
+     */
+    public GenerationResult chat(java.util.List<org.powerinfer4j.engine.tokenizer.ChatMessage> messages, GenerationParams params, TokenListener listener) {
+        int[] ids = org.powerinfer4j.engine.tokenizer.ChatPrompt.tokenize(model.chatTemplate(), model.tokenizer(), messages, true);
+        return complete(ids, params, listener);
+    }
+
     /** Tokenizes {@code prompt} (with BOS at the start of the session) and generates from it. */
     public GenerationResult generate(String prompt, GenerationParams params, TokenListener listener) {
         Tokenizer tok = model.tokenizer();
