@@ -130,8 +130,7 @@ final class BpeTokenizer extends BaseTokenizer {
         private int[] start = new int[16], len = new int[16], prev = new int[16], next = new int[16], ids = new int[16];
         private int[] bRank = new int[16], bLeft = new int[16], bRight = new int[16], bSize = new int[16];
         private int nBigrams;
-        private int[] heap = new int[16];
-        private int heapSize;
+        private final IntHeap queue = new IntHeap(this::before);
 
         void tokenize(String word, IntList out) {
             this.word = word;
@@ -153,10 +152,10 @@ final class BpeTokenizer extends BaseTokenizer {
                 ids[i] = vocab.index.get(word, i, 1);
             }
             nBigrams = 0;
-            heapSize = 0;
+            queue.clear();
             for (int i = 1; i < n; i++) addBigram(i - 1, i);
-            while (heapSize > 0) {
-                int b = pop();
+            while (!queue.isEmpty()) {
+                int b = queue.pop();
                 int left = bLeft[b], right = bRight[b];
                 // outdated: one side was merged away or grew since the pair was queued (llama.cpp compares texts)
                 if (len[left] == 0 || len[right] == 0 || len[left] + len[right] != bSize[b]) continue;
@@ -208,40 +207,12 @@ final class BpeTokenizer extends BaseTokenizer {
             bLeft[b] = left;
             bRight[b] = right;
             bSize[b] = len[left] + len[right];
-            push(b);
+            queue.push(b);
         }
 
         /** Queue order of llm_bigram_bpe::comparator: lowest rank first, then the leftmost pair. */
         private boolean before(int a, int b) {
             return bRank[a] < bRank[b] || (bRank[a] == bRank[b] && bLeft[a] < bLeft[b]);
-        }
-
-        private void push(int b) {
-            if (heapSize == heap.length) heap = Arrays.copyOf(heap, heapSize * 2);
-            int i = heapSize++;
-            while (i > 0) {
-                int parent = (i - 1) >>> 1;
-                if (!before(b, heap[parent])) break;
-                heap[i] = heap[parent];
-                i = parent;
-            }
-            heap[i] = b;
-        }
-
-        private int pop() {
-            int top = heap[0];
-            int last = heap[--heapSize];
-            int i = 0;
-            while (true) {
-                int c = 2 * i + 1;
-                if (c >= heapSize) break;
-                if (c + 1 < heapSize && before(heap[c + 1], heap[c])) c++;
-                if (!before(heap[c], last)) break;
-                heap[i] = heap[c];
-                i = c;
-            }
-            if (heapSize > 0) heap[i] = last;
-            return top;
         }
     }
 }

@@ -104,8 +104,7 @@ final class SpmTokenizer extends BaseTokenizer {
         private float[] bScore = new float[16];
         private int[] bLeft = new int[16], bRight = new int[16], bSize = new int[16];
         private int nBigrams;
-        private int[] heap = new int[16];
-        private int heapSize;
+        private final IntHeap queue = new IntHeap(this::before);
 
         void tokenize(String text, int from, int to, IntList out) {
             this.text = text;
@@ -126,15 +125,15 @@ final class SpmTokenizer extends BaseTokenizer {
                 next[i] = off == to ? -1 : i + 1;
             }
             nBigrams = 0;
-            heapSize = 0;
+            queue.clear();
             tokenize(n, out);
         }
 
         private void tokenize(int n, IntList out) {
             if (n == 0) return;
             for (int i = 1; i < n; i++) tryAddBigram(i - 1, i);
-            while (heapSize > 0) {
-                int b = pop();
+            while (!queue.isEmpty()) {
+                int b = queue.pop();
                 int left = bLeft[b], right = bRight[b];
                 // skip bigrams made stale by an earlier merge
                 if (len[left] == 0 || len[right] == 0 || len[left] + len[right] != bSize[b]) continue;
@@ -190,40 +189,12 @@ final class SpmTokenizer extends BaseTokenizer {
             bLeft[b] = left;
             bRight[b] = right;
             bSize[b] = size;
-            push(b);
+            queue.push(b);
         }
 
         /** Queue order of llm_bigram_spm::comparator: higher score first, then the leftmost pair. */
         private boolean before(int a, int b) {
             return bScore[a] > bScore[b] || (bScore[a] == bScore[b] && bLeft[a] < bLeft[b]);
-        }
-
-        private void push(int b) {
-            if (heapSize == heap.length) heap = Arrays.copyOf(heap, heapSize * 2);
-            int i = heapSize++;
-            while (i > 0) {
-                int parent = (i - 1) >>> 1;
-                if (!before(b, heap[parent])) break;
-                heap[i] = heap[parent];
-                i = parent;
-            }
-            heap[i] = b;
-        }
-
-        private int pop() {
-            int top = heap[0];
-            int last = heap[--heapSize];
-            int i = 0;
-            while (true) {
-                int c = 2 * i + 1;
-                if (c >= heapSize) break;
-                if (c + 1 < heapSize && before(heap[c + 1], heap[c])) c++;
-                if (!before(heap[c], last)) break;
-                heap[i] = heap[c];
-                i = c;
-            }
-            if (heapSize > 0) heap[i] = last;
-            return top;
         }
     }
 }
