@@ -137,7 +137,7 @@ public final class FloatKernels {
                 s0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), s0);
                 i += FL;
             }
-            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            float s = Simd.sum(s0.add(s1));
             for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
             return s;
         }
@@ -164,7 +164,7 @@ public final class FloatKernels {
                 s0 = v.fma(v, s0);
                 i += FL;
             }
-            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            float s = Simd.sum(s0.add(s1));
             for (; i < n; i++) s += x[off + i] * x[off + i];
             return s;
         }
@@ -180,7 +180,7 @@ public final class FloatKernels {
                 s0 = FloatVector.fromMemorySegment(F, k, kOff + 4L * i, LE).fma(FloatVector.fromArray(F, q, qOff + i), s0);
                 i += FL;
             }
-            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            float s = Simd.sum(s0.add(s1));
             for (; i < n; i++) s += q[qOff + i] * k.get(FLOAT_LE, kOff + 4L * i);
             return s;
         }
@@ -205,7 +205,7 @@ public final class FloatKernels {
                 s0 = half(k, kOff + 2L * i).fma(FloatVector.fromArray(F, q, qOff + i), s0);
                 i += FL;
             }
-            float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+            float s = Simd.sum(s0.add(s1));
             for (; i < n; i++) s += q[qOff + i] * Float.float16ToFloat(k.get(SHORT_LE, kOff + 2L * i));
             return s;
         }

@@ -167,7 +167,7 @@ final class KQuantKernels {
                     accM2 = sx2.fma(bc(min * (sm2 >> 8)), accM2);
                 }
             }
-            return acc1.add(acc2).sub(accM1.add(accM2)).reduceLanes(VectorOperators.ADD);
+            return Simd.sum(acc1.add(acc2).sub(accM1.add(accM2)));
         }
     };
 
@@ -281,7 +281,7 @@ final class KQuantKernels {
                     accM = sx.fma(bc(min * (sm >> 8)), accM);
                 }
             }
-            return accD.sub(accM).reduceLanes(VectorOperators.ADD);
+            return Simd.sum(accD.sub(accM));
         }
 
         /** Quant of sub-block g: nibble (low for even g, high for odd g) plus 16 × bit g of qh. */
@@ -405,7 +405,7 @@ final class KQuantKernels {
                     acc = p.fma(bc(d * i8(s, b + 192 + 8 * h + 2 * k + (sg & 1))), acc);
                 }
             }
-            return acc.reduceLanes(VectorOperators.ADD);
+            return Simd.sum(acc);
         }
 
         /** ((ql >> nibbleShift) & 0xF) | ((qh >> qhShift) & 3) << 4, minus 32. */

@@ -93,7 +93,7 @@ final class LegacyQuantKernels {
                 }
                 acc = p.fma(Blocks.bc(f16(s, b)), acc);
             }
-            return acc.reduceLanes(VectorOperators.ADD);
+            return Simd.sum(acc);
         }
     };
 
@@ -181,7 +181,7 @@ final class LegacyQuantKernels {
                 }
                 acc = lo.add(hi).fma(Blocks.bc(f16(s, b)), acc);
             }
-            return acc.reduceLanes(VectorOperators.ADD);
+            return Simd.sum(acc);
         }
     };
 
@@ -276,7 +276,7 @@ final class LegacyQuantKernels {
                 accD = qx.fma(Blocks.bc(f16(s, b)), accD);
                 accM = sx.fma(Blocks.bc(f16(s, b + 2)), accM);
             }
-            return accD.add(accM).reduceLanes(VectorOperators.ADD);
+            return Simd.sum(accD.add(accM));
         }
     };
 }

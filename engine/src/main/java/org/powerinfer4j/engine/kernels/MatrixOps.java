@@ -140,20 +140,20 @@ public final class MatrixOps {
             b = FloatVector.fromArray(F, x, x2 + k);
             c02 = a0.fma(b, c02); c12 = a1.fma(b, c12); c22 = a2.fma(b, c22); c32 = a3.fma(b, c32);
         }
-        out[o0] = c00.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x0, k, n);
-        out[o0 + 1] = c10.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x0, k, n);
-        out[o0 + 2] = c20.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x0, k, n);
-        out[o0 + 3] = c30.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x0, k, n);
+        out[o0] = Simd.sum(c00) + tail(w, w0, x, x0, k, n);
+        out[o0 + 1] = Simd.sum(c10) + tail(w, w1, x, x0, k, n);
+        out[o0 + 2] = Simd.sum(c20) + tail(w, w2, x, x0, k, n);
+        out[o0 + 3] = Simd.sum(c30) + tail(w, w3, x, x0, k, n);
         o0 += rows;
-        out[o0] = c01.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x1, k, n);
-        out[o0 + 1] = c11.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x1, k, n);
-        out[o0 + 2] = c21.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x1, k, n);
-        out[o0 + 3] = c31.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x1, k, n);
+        out[o0] = Simd.sum(c01) + tail(w, w0, x, x1, k, n);
+        out[o0 + 1] = Simd.sum(c11) + tail(w, w1, x, x1, k, n);
+        out[o0 + 2] = Simd.sum(c21) + tail(w, w2, x, x1, k, n);
+        out[o0 + 3] = Simd.sum(c31) + tail(w, w3, x, x1, k, n);
         o0 += rows;
-        out[o0] = c02.reduceLanes(VectorOperators.ADD) + tail(w, w0, x, x2, k, n);
-        out[o0 + 1] = c12.reduceLanes(VectorOperators.ADD) + tail(w, w1, x, x2, k, n);
-        out[o0 + 2] = c22.reduceLanes(VectorOperators.ADD) + tail(w, w2, x, x2, k, n);
-        out[o0 + 3] = c32.reduceLanes(VectorOperators.ADD) + tail(w, w3, x, x2, k, n);
+        out[o0] = Simd.sum(c02) + tail(w, w0, x, x2, k, n);
+        out[o0 + 1] = Simd.sum(c12) + tail(w, w1, x, x2, k, n);
+        out[o0 + 2] = Simd.sum(c22) + tail(w, w2, x, x2, k, n);
+        out[o0 + 3] = Simd.sum(c32) + tail(w, w3, x, x2, k, n);
     }
 
     /** Σ w[wo+i]·x[xo+i] for i in [k, n): the part of a row the vector loop did not cover. */

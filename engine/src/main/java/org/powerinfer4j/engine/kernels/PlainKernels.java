@@ -57,7 +57,7 @@ final class PlainKernels {
             for (int end = n - FL; i <= end; i += FL) {
                 a0 = FloatVector.fromMemorySegment(F, s, off + 4L * i, LE).fma(FloatVector.fromArray(F, x, xo + i), a0);
             }
-            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            float sum = Simd.sum(a0.add(a1).add(a2.add(a3)));
             for (; i < n; i++) sum += s.get(FLOAT_LE, off + 4L * i) * x[xo + i];
             return sum;
         }
@@ -103,7 +103,7 @@ final class PlainKernels {
                 a0 = half(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
                 i += FL;
             }
-            float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
+            float sum = Simd.sum(a0.add(a1));
             for (; i < n; i++) sum += Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i)) * x[xo + i];
             return sum;
         }
@@ -153,7 +153,7 @@ final class PlainKernels {
                 a3 = bf(s, o + 6L * FL).fma(FloatVector.fromArray(F, x, xo + i + 3 * FL), a3);
             }
             for (int end = n - FL; i <= end; i += FL) a0 = bf(s, off + 2L * i).fma(FloatVector.fromArray(F, x, xo + i), a0);
-            float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            float sum = Simd.sum(a0.add(a1).add(a2.add(a3)));
             for (; i < n; i++) sum += bf16(s, off + 2L * i) * x[xo + i];
             return sum;
         }

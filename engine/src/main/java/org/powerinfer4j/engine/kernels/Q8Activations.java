@@ -75,7 +75,7 @@ public final class Q8Activations {
             }
             acc = ((FloatVector) isum.convert(VectorOperators.I2F, 0)).fma(Blocks.bc(f16(s, blk) * a.d[b]), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     /** Scalar reference of {@link #dotQ8_0}. */

@@ -41,6 +41,23 @@ public final class Simd {
 
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * Sum of the lanes in a fixed pairwise order (lane i += lane i+half, halving). {@code reduceLanes(ADD)} leaves
+     * the float summation order unspecified, and C2's intrinsic and the interpreter's fallback do differ — so a
+     * dot product's last bits would depend on whether its kernel had been JIT-compiled yet, which varies with
+     * thread count and timing. Lane-wise adds are exact IEEE operations in every execution mode, so this keeps
+     * results bit-identical across runs and thread counts.
+     */
+    public static float sum(FloatVector v) {
+        FloatVector x = v;
+        int n = x.length();   // a constant once C2 knows the species, so the branches fold away
+        if (n >= 16) x = x.add(x.slice(8));
+        if (n >= 8) x = x.add(x.slice(4));
+        if (n >= 4) x = x.add(x.slice(2));
+        x = x.add(x.slice(1));
+        return x.lane(0);
+    }
+
     private static VectorSpecies<Float> floatSpecies() {
         String bits = System.getProperty("powerinfer4j.vector.bits");
         if (bits == null || bits.isBlank()) return FloatVector.SPECIES_PREFERRED;

@@ -1,5 +1,7 @@
 package org.powerinfer4j.engine.offline;
 
+import org.powerinfer4j.engine.kernels.Simd;
+
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -15,7 +17,7 @@ final class Vec {
         FloatVector acc = FloatVector.zero(S);
         for (int up = S.loopBound(n); i < up; i += S.length())
             acc = FloatVector.fromArray(S, a, ao + i).fma(FloatVector.fromArray(S, b, bo + i), acc);
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = Simd.sum(acc);
         for (; i < n; i++) s += a[ao + i] * b[bo + i];
         return s;
     }

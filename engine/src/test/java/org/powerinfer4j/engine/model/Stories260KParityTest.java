@@ -60,6 +60,24 @@ class Stories260KParityTest {
         }
     }
 
+    @Test
+    void seededSamplingIsIdenticalForAnyThreadCount() throws Exception {
+        int[][] runs = new int[3][];
+        float[][] logits = new float[3][];
+        for (int threads = 1; threads <= 3; threads++) {
+            try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(threads).withBatchSize(7));
+                 Session s = m.newSession()) {
+                logits[threads - 1] = s.evaluate(1, 403, 407, 261, 378, 432, 383, 286, 261, 376);
+                runs[threads - 1] = s.generate(new int[0], GenerationParams.defaults().withMaxTokens(80)
+                        .withSampling(SamplingParams.DEFAULT.withSeed(1234)).withStopAtEndOfGeneration(false), null).generatedTokens();
+            }
+        }
+        assertThat(logits[1]).containsExactly(logits[0]);   // bitwise: every dot product keeps its order
+        assertThat(logits[2]).containsExactly(logits[0]);
+        assertThat(runs[1]).containsExactly(runs[0]);
+        assertThat(runs[2]).containsExactly(runs[0]);
+    }
+
     static int[] ints(JsonNode arr) {
         int[] r = new int[arr.size()];
         for (int i = 0; i < r.length; i++) r[i] = arr.get(i).asInt();
