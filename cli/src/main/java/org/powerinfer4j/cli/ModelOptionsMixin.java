@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
+import org.powerinfer4j.engine.backend.GpuMode;
+import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import picocli.CommandLine.Option;
@@ -43,6 +45,21 @@ public final class ModelOptionsMixin {
             description = "KV cache element type (default: ${DEFAULT-VALUE}, as llama.cpp).")
     String cacheType;
 
+    @Option(names = "--gpu", paramLabel = "auto|off|cuda|simulated",
+            description = "Device for the hot FFN neurons of PowerInfer models (predict mode): auto = CUDA if usable, else CPU only; "
+                    + "simulated = the device semantics on CPU threads (testing). Default: auto when --vram-budget or --gpu-index is given, else off.")
+    String gpu;
+
+    @Option(names = "--vram-budget", paramLabel = "GiB", description = "Device memory for the hybrid FFN, in GiB (fractions allowed); hot neurons are planned into it.")
+    Double vramBudget;
+
+    @Option(names = "--gpu-index", paramLabel = "FILE", description = "PowerInfer GPU index (.gpuidx, e.g. from plan) naming the hot neurons.")
+    Path gpuIndex;
+
+    @Option(names = "--gpu-activations", paramLabel = "FILE",
+            description = "Activation statistics for planning under --vram-budget (default: MODEL with .activations.gguf when it exists, else uniform).")
+    Path gpuActivations;
+
     /** The thread counts given with -t (bench runs each); empty when not given. */
     public java.util.List<Integer> threadCounts() {
         return threads == null ? java.util.List.of() : threads;
@@ -64,7 +81,15 @@ public final class ModelOptionsMixin {
         if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
         if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
-        return o;
+        return o.withGpu(gpuOptions());
+    }
+
+    private GpuOptions gpuOptions() {
+        if (vramBudget != null && !(vramBudget >= 0 && vramBudget <= 1 << 20))
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--vram-budget must be a non-negative number of GiB");
+        GpuMode mode = gpu != null ? GpuMode.parse(gpu) : vramBudget != null || gpuIndex != null ? GpuMode.AUTO : GpuMode.OFF;
+        return new GpuOptions(mode, vramBudget == null ? -1 : (long) Math.floor(vramBudget * (1L << 30)), gpuIndex, gpuActivations,
+                GpuOptions.DEFAULT_COLD_MASK, GpuOptions.DEFAULT_TILE);
     }
 
     /** The model path: an existing file, else a cached model of that name; checked to be a regular file. */

@@ -44,6 +44,7 @@ public final class Model implements AutoCloseable {
     private final SparseMode sparseMode;
     private final SparsityStats stats;
     private TransposedDown transposedDown;
+    private org.powerinfer4j.engine.backend.HybridFeedForward hybrid;
     private float sparseThreshold = Float.NaN;
     private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
 
@@ -92,6 +93,9 @@ public final class Model implements AutoCloseable {
     }
 
     private FeedForward feedForward() {
+        if (options.gpu().enabled() && sparseMode != SparseMode.PREDICT)
+            System.err.println("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
+                    + sparseMode.name().toLowerCase() + " runs on the CPU");
         if (sparseMode == SparseMode.OFF)
             return config.activation().isRelu() && stats != null ? SparseFeedForward.denseWithStats(config.activation(), stats)
                     : new DenseFeedForward(config.activation());
@@ -107,6 +111,11 @@ public final class Model implements AutoCloseable {
             if (l.predictorFc1() != null) maxHidden = Math.max(maxHidden, l.predictorFc1().rows());
         }
         sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
+        if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
+            hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(options.gpu(), file.path(), weights, config.activation(), sparseThreshold,
+                    downT, options.batchSize(), stats, System.err::println);
+            if (hybrid != null) return hybrid;
+        }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
     }
@@ -120,6 +129,10 @@ public final class Model implements AutoCloseable {
     public SparseMode sparseMode() { return sparseMode; }
     /** The predictor threshold in use (NaN unless predict mode). */
     public float sparseThreshold() { return sparseThreshold; }
+    /** The hybrid CPU/GPU FFN (placement summary, overlap), or null when the FFN runs on the CPU only. */
+    public org.powerinfer4j.engine.backend.HybridFeedForward hybridFeedForward() { return hybrid; }
+    /** The hybrid FFN's placement table and overlap line; empty when the FFN runs on the CPU only. */
+    public String placementSummary() { return hybrid == null ? "" : hybrid.summary(); }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
     public SparsityStats sparsityStats() { return stats; }
 
@@ -146,6 +159,7 @@ public final class Model implements AutoCloseable {
     @Override
     public void close() {
         pool.close();
+        if (hybrid != null) hybrid.close();
         if (transposedDown != null) transposedDown.close();
         file.close();
     }

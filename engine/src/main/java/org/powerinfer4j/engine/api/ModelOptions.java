@@ -1,5 +1,6 @@
 package org.powerinfer4j.engine.api;
 
+import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import org.powerinfer4j.engine.tensor.GGMLType;
@@ -20,9 +21,12 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * @param sparseStats   collect per-layer activation statistics (in predict mode this also computes the
  *                      true activations to measure recall and precision, which costs a dense gate product)
  * @param kvCacheType   F16 (default, as llama.cpp) or F32 keys/values
+ * @param gpu           hybrid CPU/GPU FFN for predict mode ({@code --gpu}, {@code --vram-budget}, {@code --gpu-index});
+ *                      {@link GpuOptions#OFF} = CPU only
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
-                           SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType) {
+                           SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
+                           GpuOptions gpu) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
@@ -30,18 +34,20 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
         if (contextLength < 0) throw new IllegalArgumentException("context length must be >= 0, is " + contextLength);
         if (batchSize < 1) throw new IllegalArgumentException("batch size must be >= 1, is " + batchSize);
         if (kvCacheType != GGMLType.F16 && kvCacheType != GGMLType.F32) throw new IllegalArgumentException("KV cache type must be f16 or f32");
+        if (gpu == null) gpu = GpuOptions.OFF;
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType); }
-    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType); }
-    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType); }
-    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t); }
-    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu); }
+    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu); }
+    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g); }
 }

@@ -1,0 +1,48 @@
+package org.powerinfer4j.engine.backend;
+
+import java.nio.file.Path;
+
+/**
+ * Hybrid CPU/GPU execution of a sparse (PowerInfer) model's FFN.
+ *
+ * @param mode        the device ({@code --gpu}); {@link GpuMode#OFF} = CPU only
+ * @param vramBudget  bytes of device memory the FFN may use ({@code --vram-budget}); negative = not given, in which
+ *                    case a GPU index is required to choose hot neurons
+ * @param gpuIndex    PowerInfer's {@code .gpuidx} ({@code --gpu-index}); null = plan from the budget
+ * @param activations activation statistics for planning ({@code --gpu-activations}); null = the model's sibling
+ *                    {@code .activations.gguf} when it exists, else a uniform placement
+ * @param coldMask    how the CPU learns which cold neurons the predictor selected
+ * @param tile        hot neurons per layer come in multiples of this (as {@code plan --tile})
+ */
+public record GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path activations, ColdMaskSource coldMask, int tile) {
+    public static final ColdMaskSource DEFAULT_COLD_MASK = ColdMaskSource.GPU_EVENT;
+    public static final int DEFAULT_TILE = 32;
+    public static final GpuOptions OFF = new GpuOptions(GpuMode.OFF, -1, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE);
+
+    public GpuOptions {
+        if (mode == null) throw new IllegalArgumentException("gpu mode must not be null");
+        if (coldMask == null) coldMask = DEFAULT_COLD_MASK;
+        if (tile < 1) throw new IllegalArgumentException("tile must be >= 1, is " + tile);
+    }
+
+    /** Hybrid execution on {@code mode} with a budget in bytes (placement planned from statistics). */
+    public static GpuOptions budget(GpuMode mode, long bytes) {
+        if (bytes < 0) throw new IllegalArgumentException("negative VRAM budget");
+        return new GpuOptions(mode, bytes, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE);
+    }
+
+    /** Hybrid execution on {@code mode} with the hot neurons of a PowerInfer GPU index. */
+    public static GpuOptions index(GpuMode mode, Path gpuIndex) {
+        return new GpuOptions(mode, -1, gpuIndex, null, DEFAULT_COLD_MASK, DEFAULT_TILE);
+    }
+
+    public boolean enabled() { return mode != GpuMode.OFF; }
+    public boolean hasBudget() { return vramBudget >= 0; }
+
+    public GpuOptions withMode(GpuMode m) { return new GpuOptions(m, vramBudget, gpuIndex, activations, coldMask, tile); }
+    public GpuOptions withVramBudget(long b) { return new GpuOptions(mode, b, gpuIndex, activations, coldMask, tile); }
+    public GpuOptions withGpuIndex(Path p) { return new GpuOptions(mode, vramBudget, p, activations, coldMask, tile); }
+    public GpuOptions withActivations(Path p) { return new GpuOptions(mode, vramBudget, gpuIndex, p, coldMask, tile); }
+    public GpuOptions withColdMask(ColdMaskSource c) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, c, tile); }
+    public GpuOptions withTile(int t) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, coldMask, t); }
+}

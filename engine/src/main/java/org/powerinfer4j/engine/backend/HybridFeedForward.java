@@ -1,0 +1,647 @@
+package org.powerinfer4j.engine.backend;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.powerinfer4j.engine.gpu.GpuActivation;
+import org.powerinfer4j.engine.gpu.GpuBackend;
+import org.powerinfer4j.engine.gpu.GpuBuffer;
+import org.powerinfer4j.engine.gpu.GpuEvent;
+import org.powerinfer4j.engine.gpu.GpuMatrix;
+import org.powerinfer4j.engine.gpu.GpuStream;
+import org.powerinfer4j.engine.kernels.MatrixOps;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.model.FeedForward;
+import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.model.InferenceState;
+import org.powerinfer4j.engine.model.LayerWeights;
+import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.GpuFootprint;
+import org.powerinfer4j.engine.sparse.SparseFeedForward;
+import org.powerinfer4j.engine.sparse.SparseOps;
+import org.powerinfer4j.engine.sparse.SparsityStats;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * PowerInfer's hybrid FFN in predict mode: each layer's hot neurons ({@link HybridPlacement}) are computed on the
+ * GPU from compact copies of their gate/up/down_t rows, the cold ones on the CPU with {@link SparseOps}, at the same
+ * time, and the two partial outputs are added.
+ *
+ * <p>Per layer call, on one device stream (in order, so no events are needed between these steps):
+ * <ol>
+ *   <li>copy x (normed FFN input) and the predictor input (residual) to the device — {@code batch·n_embd} floats each;</li>
+ *   <li>predictor → mask (one byte per neuron); mask copied back ({@code batch·n_ff} bytes), event "mask";</li>
+ *   <li>per token: row-sparse gate and up over the hot rows (the row map sends compact row j to neuron hot[j], so
+ *       the mask decides), activation, sparse axpy of down_t → partial output;</li>
+ *   <li>partial output copied back ({@code batch·n_embd} floats), event "done".</li>
+ * </ol>
+ * Meanwhile the CPU takes the cold part of the mask ({@link ColdMaskSource}), computes the cold predicted-active
+ * neurons into the output, waits for the stream (not the device) and adds the GPU partial. Results equal
+ * {@link SparseFeedForward} up to float summation order: every neuron is hot or cold, never both, and each side
+ * computes exactly the predicted-active neurons it owns.
+ *
+ * <p>Failures never abort and never give a wrong answer: a part that cannot be placed at load (workspace,
+ * a predictor, a layer's hot rows: device out of memory, unsupported weight type) falls back to the CPU for that
+ * part with one warning; a device failure during a forward pass disables the GPU, warns once, and the layer is
+ * recomputed on the CPU.
+ *
+ * <p>Calls are serialised (one device workspace); the engine's worker pool serialises forward passes anyway.
+ */
+public final class HybridFeedForward implements FeedForward, AutoCloseable {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
+
+    private final GpuBackend gpu;                 // null: CPU only
+    private final boolean ownsBackend;
+    private final FfnActivation activation;
+    private final GpuActivation gpuActivation;
+    private final float threshold;
+    private final Tensor[] downT;
+    private final SparsityStats stats;
+    private final ColdMaskSource coldMask;
+    private final Consumer<String> warn;
+    private final int layers, dim, ffMax, hMax, maxBatch;
+    private final HybridPlacement requested;
+    private HybridPlacement placement;            // after load-time fallbacks
+    private final LayerGpu[] onGpu;               // null entry: layer entirely on the CPU
+    private final List<String> loadNotes = new ArrayList<>();
+    private final OverlapStats overlap = new OverlapStats();
+    private final AtomicLongArray gpuComputed, cpuComputed; // predicted-active neurons served by each side, per layer
+    private final ReentrantLock lock = new ReentrantLock();
+    private GpuStream stream;
+    private Workspace ws;
+    private CompletionWatcher watcher;
+    private volatile boolean gpuEnabled;
+    private volatile String disabledReason;
+
+    // CPU scratch, guarded by lock
+    private final byte[] mask;          // [batch][ffMax]: the mask the CPU computes with
+    private final float[] predHidden, predLogits;
+    private final int[][] active;
+    private final int[] activeCount, union;
+    private int[] allNeurons;
+
+    /** A layer's device-resident part. */
+    private static final class LayerGpu {
+        final int[] hot, cold;
+        GpuMatrix gate, up, down, fc1, fc2;   // fc1/fc2 null: predictor evaluated on the CPU, mask uploaded
+        GpuBuffer rowMap;
+        long bytes;
+
+        LayerGpu(int[] hot, int[] cold) {
+            this.hot = hot;
+            this.cold = cold;
+        }
+
+        void freeRows() {
+            for (GpuMatrix m : new GpuMatrix[]{gate, up, down}) if (m != null) m.data().close();
+            if (rowMap != null) rowMap.close();
+            gate = up = down = null;
+            rowMap = null;
+        }
+
+        void freePredictor() {
+            if (fc1 != null) fc1.data().close();
+            if (fc2 != null) fc2.data().close();
+            fc1 = fc2 = null;
+        }
+    }
+
+    /** Device buffers for one layer call (reused by every layer) and the host staging they copy through. */
+    private static final class Workspace implements AutoCloseable {
+        final List<GpuBuffer> owned = new ArrayList<>();
+        final GpuBuffer x, residual, hidden, logits, mask, gate, up, h, y;
+        final HostStaging host;
+        final MemorySegment hX, hR, hY, hMask;
+        final long deviceBytes;
+
+        Workspace(GpuBackend gpu, int dim, int ffMax, int kMax, int hMax, int batch) {
+            try {
+                x = alloc(gpu, 4L * batch * dim);
+                residual = alloc(gpu, 4L * batch * dim);
+                hidden = alloc(gpu, 4L * hMax);
+                logits = alloc(gpu, 4L * ffMax);
+                mask = alloc(gpu, (long) batch * ffMax);
+                gate = alloc(gpu, 4L * kMax);
+                up = alloc(gpu, 4L * kMax);
+                h = alloc(gpu, 4L * kMax);
+                y = alloc(gpu, 4L * batch * dim);
+                long vec = 4L * batch * dim;
+                host = HostStaging.allocate(gpu, 3 * vec + (long) batch * ffMax);
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+            long vec = 4L * batch * dim;
+            MemorySegment m = host.segment();
+            hX = m.asSlice(0, vec);
+            hR = m.asSlice(vec, vec);
+            hY = m.asSlice(2 * vec, vec);
+            hMask = m.asSlice(3 * vec, (long) batch * ffMax);
+            long b = 0;
+            for (GpuBuffer o : owned) b += o.byteSize();
+            deviceBytes = b;
+        }
+
+        private GpuBuffer alloc(GpuBackend gpu, long bytes) {
+            GpuBuffer b = gpu.allocate(Math.max(1, bytes));
+            owned.add(b);
+            return b;
+        }
+
+        @Override
+        public void close() {
+            for (GpuBuffer b : owned) b.close();
+            owned.clear();
+            if (host != null) host.close();
+        }
+    }
+
+    /** Device workspace bytes for {@code batch} tokens, padded per allocation as the device pads them. */
+    static long workspaceBytes(int dim, int ffMax, int kMax, int hMax, int batch) {
+        long vec = GpuFootprint.pad(4L * batch * dim);
+        return 3 * vec + GpuFootprint.pad(4L * hMax) + GpuFootprint.pad(4L * ffMax) + GpuFootprint.pad((long) batch * ffMax)
+                + 3 * GpuFootprint.pad(4L * Math.max(1, kMax));
+    }
+
+    /**
+     * Uploads the hot parts; never throws for device trouble (the affected parts stay on the CPU, see
+     * {@link #loadNotes()}).
+     *
+     * @param gpu         the device; null = CPU only
+     * @param ownsBackend close {@code gpu} with this
+     * @param placement   hot/cold split per layer
+     * @param w           the model's weights (predictors required)
+     * @param downT       neuron-major down projection per layer
+     * @param maxBatch    most tokens per call (the session's batch size)
+     * @param stats       predicted-active counts are recorded here (nullable)
+     * @param warn        receives one line per degradation
+     */
+    public HybridFeedForward(GpuBackend gpu, boolean ownsBackend, HybridPlacement placement, ModelWeights w, FfnActivation activation,
+                             float threshold, Tensor[] downT, int maxBatch, ColdMaskSource coldMask, SparsityStats stats, Consumer<String> warn) {
+        if (!activation.isRelu()) throw new IllegalArgumentException("the hybrid FFN needs a ReLU-family activation, not " + activation);
+        LayerWeights[] lw = w.layers();
+        if (placement.layers() != lw.length) throw new IllegalArgumentException("placement has " + placement.layers() + " layers, the model " + lw.length);
+        this.gpu = gpu;
+        this.ownsBackend = ownsBackend;
+        this.activation = activation;
+        this.gpuActivation = GpuActivation.of(activation, lw[0].ffnGate() != null);
+        this.threshold = threshold;
+        this.downT = downT.clone();
+        this.stats = stats;
+        this.coldMask = coldMask == null ? GpuOptions.DEFAULT_COLD_MASK : coldMask;
+        this.warn = warn == null ? m -> {} : warn;
+        this.layers = lw.length;
+        this.dim = lw[0].ffnUp().rowLength();
+        this.maxBatch = Math.max(1, maxBatch);
+        this.requested = placement;
+        int ff = 0, h = 1;
+        for (int l = 0; l < layers; l++) {
+            if (!lw[l].hasPredictor()) throw new IllegalArgumentException("layer " + l + " has no activation predictor (the hybrid FFN runs in predict mode)");
+            if (placement.ff(l) != lw[l].ffnUp().rows()) throw new IllegalArgumentException("placement layer " + l + " has " + placement.ff(l) + " neurons, the model " + lw[l].ffnUp().rows());
+            ff = Math.max(ff, lw[l].ffnUp().rows());
+            h = Math.max(h, lw[l].predictorFc1().rows());
+        }
+        this.ffMax = ff;
+        this.hMax = h;
+        this.mask = new byte[this.maxBatch * ffMax];
+        this.predHidden = new float[this.maxBatch * hMax];
+        this.predLogits = new float[this.maxBatch * ffMax];
+        this.active = new int[this.maxBatch][ffMax];
+        this.activeCount = new int[this.maxBatch];
+        this.union = new int[ffMax];
+        this.gpuComputed = new AtomicLongArray(layers);
+        this.cpuComputed = new AtomicLongArray(layers);
+        this.onGpu = new LayerGpu[layers];
+        this.placement = placement;
+        load(lw);
+    }
+
+    private void load(LayerWeights[] lw) {
+        if (gpu == null || placement.totalHot() == 0) {
+            placement = placement.totalHot() == 0 ? placement : allCold("no device");
+            return;
+        }
+        int kMax = 0;
+        for (int l = 0; l < layers; l++) kMax = Math.max(kMax, placement.hotCount(l));
+        try {
+            stream = gpu.createStream();
+            ws = new Workspace(gpu, dim, ffMax, kMax, hMax, maxBatch);
+        } catch (RuntimeException e) {
+            note("device workspace (" + human(workspaceBytes(dim, ffMax, kMax, hMax, maxBatch)) + ") could not be allocated: "
+                    + e.getMessage() + "; all FFN neurons on the CPU");
+            closeDevice();
+            placement = allCold("device workspace unavailable");
+            warnLoadNotes();
+            return;
+        }
+        // PowerInfer's priority: predictors before hot rows; a layer without hot rows needs no device predictor
+        List<Integer> predictorOnCpu = new ArrayList<>();
+        for (int l = 0; l < layers; l++) {
+            if (placement.hotCount(l) == 0) continue;
+            LayerGpu g = new LayerGpu(placement.hot(l), placement.cold(l));
+            onGpu[l] = g;
+            try {
+                g.fc1 = gpu.uploadMatrix(stream, lw[l].predictorFc1());
+                g.fc2 = gpu.uploadMatrix(stream, lw[l].predictorFc2());
+            } catch (RuntimeException e) {
+                g.freePredictor();
+                predictorOnCpu.add(l);
+                if (predictorOnCpu.size() == 1) loadNotes.add("predictor of layer " + l + " not placed on the device (" + e.getMessage() + ")");
+            }
+        }
+        if (predictorOnCpu.size() > 1) loadNotes.add("predictors of layers " + predictorOnCpu + " evaluated on the CPU");
+        List<Integer> rowsOnCpu = new ArrayList<>();
+        for (int l = 0; l < layers; l++) {
+            LayerGpu g = onGpu[l];
+            if (g == null) continue;
+            try {
+                int k = g.hot.length;
+                if (lw[l].ffnGate() != null) g.gate = gpu.uploadRows(stream, lw[l].ffnGate(), g.hot, k);
+                g.up = gpu.uploadRows(stream, lw[l].ffnUp(), g.hot, k);
+                g.down = gpu.uploadRows(stream, downT[l], g.hot, k);
+                g.rowMap = gpu.uploadInts(stream, g.hot);
+            } catch (RuntimeException e) {
+                g.freeRows();
+                g.freePredictor();
+                onGpu[l] = null;
+                placement = placement.withLayerCold(l);
+                rowsOnCpu.add(l);
+                if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of layer " + l + " not placed on the device (" + e.getMessage() + ")");
+                continue;
+            }
+            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + g.rowMap.byteSize() + bytes(g.fc1) + bytes(g.fc2);
+        }
+        if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
+        gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
+        if (gpuEnabled) watcher = new CompletionWatcher(gpu);
+        else {
+            closeDevice();
+            placement = allCold("nothing could be placed on the device");
+        }
+        warnLoadNotes();
+    }
+
+    private HybridPlacement allCold(String why) {
+        return HybridPlacement.allCold(placement.ffSizes(), placement.source() + "; " + why);
+    }
+
+    private void note(String s) {
+        loadNotes.add(s);
+    }
+
+    private void warnLoadNotes() {
+        if (!loadNotes.isEmpty()) warn.accept("warning: hybrid FFN: " + String.join("; ", loadNotes) + " (computed on the CPU instead)");
+    }
+
+    private static long bytes(GpuMatrix m) {
+        return m == null ? 0 : m.data().byteSize();
+    }
+
+    // --- forward ---------------------------------------------------------------------------------------------------
+
+    @Override
+    public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
+        if (batch > maxBatch) throw new IllegalArgumentException("batch " + batch + " exceeds the hybrid FFN's " + maxBatch);
+        lock.lock();
+        try {
+            LayerGpu g = onGpu[layer];
+            if (gpuEnabled && g != null) {
+                try {
+                    hybrid(pool, layer, w, s, batch, g);
+                    return;
+                } catch (RuntimeException e) {
+                    deviceFailed(e);   // then the whole layer again on the CPU: never a partial answer
+                }
+            }
+            long t0 = System.nanoTime();
+            int ff = w.ffnUp().rows();
+            predictCpu(pool, w, s.residual(), batch, ff, null);
+            cpuComputed.addAndGet(layer, computeCold(pool, layer, w, batch, ff, allNeurons(ff), s.ffnOutput(), s));
+            if (stats != null) for (int b = 0; b < batch; b++) stats.record(layer, activeCount[b], -1, 0);
+            overlap.recordCpuOnly(System.nanoTime() - t0);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int[] allNeurons(int ff) {
+        if (allNeurons == null || allNeurons.length != ff) {
+            allNeurons = new int[ff];
+            for (int r = 0; r < ff; r++) allNeurons[r] = r;
+        }
+        return allNeurons;
+    }
+
+    private void hybrid(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch, LayerGpu g) {
+        int ff = w.ffnUp().rows(), k = g.hot.length;
+        float[] x = s.ffnInput(), res = s.residual(), out = s.ffnOutput();
+        long t0 = System.nanoTime();
+
+        // inputs to the device
+        MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
+        gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
+        boolean gpuPredictor = g.fc1 != null;
+        GpuEvent maskReady = null;
+        if (gpuPredictor) {
+            MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
+            gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
+            int hidden = g.fc1.rows();
+            for (int b = 0; b < batch; b++)
+                gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
+                        threshold, ws.mask.slice((long) b * ff, ff), null);
+            gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
+            if (coldMask == ColdMaskSource.GPU_EVENT) maskReady = gpu.record(stream);
+        } else {
+            // predictor not on the device: the CPU decides for every neuron and sends the mask over
+            predictCpu(pool, w, res, batch, ff, null);
+            MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
+            gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
+        }
+
+        // hot neurons, token by token (the device operators take one vector)
+        GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
+        for (int b = 0; b < batch; b++) {
+            GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
+            if (g.gate != null) {
+                gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
+                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
+                gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
+            } else {
+                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
+                gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
+            }
+            gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
+        }
+        gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
+        GpuEvent done = gpu.record(stream);
+        CompletableFuture<Long> gpuDone = watcher.watch(done);
+        long issued = System.nanoTime();
+
+        // cold neurons on the CPU, meanwhile
+        long maskWait = 0;
+        if (gpuPredictor) {
+            if (coldMask == ColdMaskSource.GPU_EVENT) {
+                gpu.synchronize(maskReady);
+                maskWait = System.nanoTime() - issued;
+                maskReady.close();
+                MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
+            } else {
+                predictCpu(pool, w, res, batch, ff, g.cold);
+            }
+        }
+        int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
+        long cpuDone = System.nanoTime();
+
+        // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
+        // reports a failed operation), without a device-wide synchronisation
+        gpu.synchronize(stream);
+        long merged = System.nanoTime();
+        done.close();
+        for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
+        long end = System.nanoTime();
+
+        int gpuActive = 0;
+        for (int b = 0; b < batch; b++) {
+            int n = 0;
+            for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
+            gpuActive += n;
+            if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
+        }
+        gpuComputed.addAndGet(layer, gpuActive);
+        cpuComputed.addAndGet(layer, cpuActive);
+        overlap.recordHybrid(t0, issued, cpuDone, gpuDone.join(), end, maskWait, merged - cpuDone);
+    }
+
+    /**
+     * The predictor on the CPU into {@link #mask}: all neurons ({@code rows} null), or only the listed (cold) rows
+     * of fc2 — fc1 is needed whole either way.
+     */
+    private void predictCpu(WorkerPool pool, LayerWeights w, float[] residual, int batch, int ff, int[] rows) {
+        Tensor fc1 = w.predictorFc1(), fc2 = w.predictorFc2();
+        int hidden = fc1.rows();
+        if (batch == 1) MatrixOps.matVec(pool, fc1, residual, 0, predHidden, 0);
+        else MatrixOps.matMul(pool, fc1, residual, batch, predHidden);
+        for (int i = 0; i < batch * hidden; i++) if (predHidden[i] < 0f) predHidden[i] = 0f;
+        if (rows == null) {
+            if (batch == 1) MatrixOps.matVec(pool, fc2, predHidden, 0, predLogits, 0);
+            else MatrixOps.matMul(pool, fc2, predHidden, batch, predLogits);
+            for (int i = 0; i < batch * ff; i++) mask[i] = (byte) (predLogits[i] >= threshold ? 1 : 0);
+        } else {
+            if (batch == 1) SparseOps.rowSparseMatVec(pool, fc2, rows, rows.length, predHidden, 0, predLogits, 0);
+            else SparseOps.rowSparseMatMul(pool, fc2, rows, rows.length, predHidden, batch, predLogits, ff);
+            for (int b = 0; b < batch; b++)
+                for (int r : rows) mask[b * ff + r] = (byte) (predLogits[b * ff + r] >= threshold ? 1 : 0);
+        }
+    }
+
+    /**
+     * The cold predicted-active neurons into {@code out} (overwritten): gate/up rows, activation, down_t axpy, as
+     * {@link SparseFeedForward} computes them, restricted to {@code cold}. Returns the neurons computed.
+     */
+    private int computeCold(WorkerPool pool, int layer, LayerWeights w, int batch, int ff, int[] cold, float[] out, InferenceState s) {
+        int total = 0;
+        for (int b = 0; b < batch; b++) {
+            int n = 0;
+            int[] a = active[b];
+            for (int r : cold) if (mask[b * ff + r] != 0) a[n++] = r;
+            activeCount[b] = n;
+            total += n;
+        }
+        int[] rows;
+        int count;
+        if (batch == 1) {
+            rows = active[0];
+            count = activeCount[0];
+        } else {
+            count = 0;
+            for (int r : cold)
+                for (int b = 0; b < batch; b++)
+                    if (mask[b * ff + r] != 0) {
+                        union[count++] = r;
+                        break;
+                    }
+            rows = union;
+        }
+        float[] g = s.ffnGate(), u = s.ffnUp();
+        Tensor gate = w.ffnGate(), up = w.ffnUp();
+        if (gate != null) {
+            rowSparse(pool, gate, rows, count, s.ffnInput(), batch, g, ff);
+            rowSparse(pool, up, rows, count, s.ffnInput(), batch, u, ff);
+        } else rowSparse(pool, up, rows, count, s.ffnInput(), batch, g, ff);
+        for (int b = 0; b < batch; b++) {
+            int o = b * ff;
+            for (int i = 0; i < count; i++) {
+                int r = rows[i];
+                g[o + r] = mask[o + r] == 0 ? 0f : gate == null ? Math.max(g[o + r], 0f) : act(g[o + r], u[o + r]);
+            }
+        }
+        SparseOps.sparseAxpy(pool, downT[layer], rows, count, g, ff, batch, out);
+        return total;
+    }
+
+    private static void rowSparse(WorkerPool pool, Tensor w, int[] rows, int count, float[] x, int batch, float[] out, int ff) {
+        if (batch == 1) SparseOps.rowSparseMatVec(pool, w, rows, count, x, 0, out, 0);
+        else SparseOps.rowSparseMatMul(pool, w, rows, count, x, batch, out, ff);
+    }
+
+    private float act(float gate, float up) {
+        if (gate <= 0f) return 0f;
+        return activation == FfnActivation.DRELU ? (up > 0f ? gate * up : 0f) : gate * up;
+    }
+
+    private void deviceFailed(RuntimeException e) {
+        gpuEnabled = false;
+        disabledReason = String.valueOf(e.getMessage());
+        warn.accept("warning: hybrid FFN: device operation failed (" + e.getMessage() + "); the GPU is disabled and every FFN neuron is computed on the CPU from now on");
+    }
+
+    // --- reporting -------------------------------------------------------------------------------------------------
+
+    /** The placement in effect (after load-time fallbacks). */
+    public HybridPlacement placement() {
+        return placement;
+    }
+
+    /** The placement that was asked for. */
+    public HybridPlacement requestedPlacement() {
+        return requested;
+    }
+
+    /** Whether hot neurons are currently computed on the device. */
+    public boolean gpuActive() {
+        return gpuEnabled;
+    }
+
+    /** What could not be placed at load, one entry per fallback (empty when everything was placed). */
+    public List<String> loadNotes() {
+        return List.copyOf(loadNotes);
+    }
+
+    /** The device's name, or "none". */
+    public String deviceName() {
+        return gpu == null ? "none" : gpu.name();
+    }
+
+    public ColdMaskSource coldMaskSource() {
+        return coldMask;
+    }
+
+    public OverlapStats overlapStats() {
+        return overlap;
+    }
+
+    /** Hot neurons resident on the device in {@code layer} (0 when the layer runs on the CPU). */
+    public int residentHot(int layer) {
+        LayerGpu g = onGpu[layer];
+        return g == null ? 0 : g.hot.length;
+    }
+
+    /** Whether {@code layer}'s predictor is evaluated on the device. */
+    public boolean predictorOnDevice(int layer) {
+        LayerGpu g = onGpu[layer];
+        return g != null && g.fc1 != null;
+    }
+
+    /** Device bytes of {@code layer}'s hot rows, row map and predictor. */
+    public long deviceBytes(int layer) {
+        LayerGpu g = onGpu[layer];
+        return g == null ? 0 : g.bytes;
+    }
+
+    /** All device bytes this FFN holds (layers plus workspace). */
+    public long deviceBytes() {
+        long b = ws == null ? 0 : ws.deviceBytes;
+        for (int l = 0; l < layers; l++) b += deviceBytes(l);
+        return b;
+    }
+
+    /** Predicted-active neurons computed on the device / on the CPU, per layer, since the last reset. */
+    public long gpuComputed(int layer) { return gpuComputed.get(layer); }
+    public long cpuComputed(int layer) { return cpuComputed.get(layer); }
+
+    /** Clears the overlap and served-neuron counters. */
+    public void resetCounters() {
+        overlap.reset();
+        for (int l = 0; l < layers; l++) {
+            gpuComputed.set(l, 0);
+            cpuComputed.set(l, 0);
+        }
+    }
+
+    /** The placement table and the overlap line, for {@code generate}/{@code bench}. */
+    public String summary() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "hybrid FFN: device %s, placement: %s, cold mask: %s%n", deviceName(), placement.source(),
+                coldMask.name().toLowerCase(Locale.ROOT).replace('_', '-')));
+        if (disabledReason != null) sb.append("GPU disabled after a device failure: ").append(disabledReason).append('\n');
+        for (String n : loadNotes) sb.append("fallback: ").append(n).append('\n');
+        sb.append(String.format(Locale.ROOT, "%-6s %11s %7s %9s %9s %14s  %s%n", "layer", "hot/n_ff", "share", "profiled", "served", "device bytes", "predictor"));
+        long hot = 0, all = 0, gpuServed = 0, cpuServed = 0;
+        for (int l = 0; l < layers; l++) {
+            int k = residentHot(l), ff = placement.ff(l);
+            hot += k;
+            all += ff;
+            long gs = gpuComputed(l), cs = cpuComputed(l);
+            gpuServed += gs;
+            cpuServed += cs;
+            sb.append(String.format(Locale.ROOT, "%-6d %5d/%-5d %6.1f%% %9s %9s %,14d  %s%n", l, k, ff, 100.0 * k / ff, pct(placement.coverage(l)),
+                    gs + cs == 0 ? "-" : pct((double) gs / (gs + cs)), deviceBytes(l), k == 0 ? "-" : predictorOnDevice(l) ? "gpu" : "cpu"));
+        }
+        sb.append(String.format(Locale.ROOT, "%-6s %5d/%-5d %6.1f%% %9s %9s %,14d  (+ workspace %,d)%n", "total", hot, all, all == 0 ? 0 : 100.0 * hot / all,
+                pct(placement.coverage()), gpuServed + cpuServed == 0 ? "-" : pct((double) gpuServed / (gpuServed + cpuServed)),
+                deviceBytes() - (ws == null ? 0 : ws.deviceBytes), ws == null ? 0 : ws.deviceBytes));
+        sb.append("profiled = share of profiled activations on hot neurons; served = share of predicted-active neurons computed on the GPU\n");
+        sb.append(overlap.snapshot().format()).append('\n');
+        return sb.toString();
+    }
+
+    private static String pct(double v) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * v);
+    }
+
+    static String human(long bytes) {
+        return bytes >= 1 << 20 ? String.format(Locale.ROOT, "%.1f MiB", bytes / 1048576.0) : String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
+    }
+
+    private void closeDevice() {
+        if (stream != null) {
+            try {
+                gpu.synchronize(stream);
+            } catch (RuntimeException ignored) {
+                // a failed stream still has to release its memory
+            }
+        }
+        for (int l = 0; l < layers; l++) {
+            if (onGpu[l] != null) {
+                onGpu[l].freeRows();
+                onGpu[l].freePredictor();
+                onGpu[l] = null;
+            }
+        }
+        if (ws != null) ws.close();
+        ws = null;
+        if (stream != null) stream.close();
+        stream = null;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            gpuEnabled = false;
+            if (watcher != null) watcher.close();
+            watcher = null;
+            if (gpu != null) closeDevice();
+            if (ownsBackend && gpu != null) gpu.close();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

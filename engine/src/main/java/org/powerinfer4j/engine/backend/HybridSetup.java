@@ -1,0 +1,108 @@
+package org.powerinfer4j.engine.backend;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.function.Consumer;
+import org.powerinfer4j.engine.gpu.GpuBackend;
+import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.model.ModelException;
+import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.GpuFootprint;
+import org.powerinfer4j.engine.placement.GpuIndex;
+import org.powerinfer4j.engine.sparse.SparsityStats;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Builds the hybrid FFN a model's options ask for: opens the device, chooses the placement and uploads it.
+ *
+ * <p>Placement, in order: a GPU index ({@code --gpu-index}) when given — unless a budget is also given that is
+ * smaller than the budget the index was solved for, in which case it is re-planned (PowerInfer's rule); otherwise
+ * planned under {@code --vram-budget} with the footprint of {@link HybridPlacement#footprint} and activation
+ * statistics from {@code --gpu-activations}, else the model's sibling {@code .activations.gguf}, else — with a note
+ * — a uniform placement (every neuron equally likely: the lowest ids of each layer, in whole tiles).
+ */
+public final class HybridSetup {
+    private HybridSetup() {}
+
+    /**
+     * @param modelPath the model file (for the default statistics file); may be null
+     * @return the hybrid FFN, or null when the options leave the FFN on the CPU (mode off, or auto without CUDA;
+     *         {@code info} is told why)
+     */
+    public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
+                                           Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info) {
+        if (!o.enabled()) return null;
+        if (o.gpuIndex() == null && !o.hasBudget())
+            throw new ModelException("--gpu " + o.mode().name().toLowerCase(Locale.ROOT) + " needs --vram-budget GiB or --gpu-index FILE to choose the hot neurons");
+        GpuBackend gpu = o.mode().open();
+        if (gpu == null) {
+            info.accept("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
+            return null;
+        }
+        try {
+            HybridPlacement placement = placement(o, modelPath, w, maxBatch, info);
+            return new HybridFeedForward(gpu, true, placement, w, activation, threshold, downT, maxBatch, o.coldMask(), stats, info);
+        } catch (RuntimeException e) {
+            gpu.close();
+            throw e;
+        }
+    }
+
+    static HybridPlacement placement(GpuOptions o, Path modelPath, ModelWeights w, int maxBatch, Consumer<String> info) {
+        int[] ff = new int[w.layers().length];
+        for (int l = 0; l < ff.length; l++) ff[l] = w.layers()[l].ffnUp().rows();
+        Stats stats = stats(o, modelPath, ff);
+        try {
+            if (o.gpuIndex() != null) {
+                GpuIndex idx = GpuIndex.read(o.gpuIndex());
+                if (!o.hasBudget() || o.vramBudget() >= idx.vramCapacity())
+                    return HybridPlacement.fromIndex(idx, ff, stats.counts, "GPU index " + o.gpuIndex().getFileName());
+                info.accept(String.format(Locale.ROOT, "note: %s was solved for %,d bytes, more than --vram-budget %,d; re-planning",
+                        o.gpuIndex().getFileName(), idx.vramCapacity(), o.vramBudget()));
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ModelException("--gpu-index " + o.gpuIndex() + ": " + e.getMessage());
+        }
+        if (stats.counts == null)
+            info.accept("note: no activation statistics (--gpu-activations, or run profile); hot neurons chosen uniformly (lowest ids per layer)");
+        GpuFootprint fp = HybridPlacement.footprint(w, maxBatch);
+        return HybridPlacement.planned(fp, stats.counts, o.vramBudget(), o.tile(), String.format(Locale.ROOT, "planned for %s from %s",
+                human(o.vramBudget()), stats.source));
+    }
+
+    private record Stats(long[][] counts, String source) {}
+
+    private static Stats stats(GpuOptions o, Path modelPath, int[] ff) {
+        Path p = o.activations();
+        if (p == null && modelPath != null) {
+            String name = modelPath.getFileName().toString();
+            if (name.endsWith(".gguf")) name = name.substring(0, name.length() - 5);
+            Path sibling = modelPath.resolveSibling(name + ".activations.gguf");
+            if (Files.isRegularFile(sibling)) p = sibling;
+        }
+        if (p == null) return new Stats(null, "uniform counts (no statistics)");
+        try {
+            ActivationStats a = ActivationStats.read(p);
+            if (a.layers() != ff.length) throw new ModelException("activation statistics " + p + " have " + a.layers() + " layers, the model " + ff.length);
+            for (int l = 0; l < ff.length; l++)
+                if (a.ff(l) != ff[l]) throw new ModelException("activation statistics " + p + " layer " + l + " has " + a.ff(l) + " neurons, the model " + ff[l]);
+            return new Stats(a.counts(), "statistics " + p.getFileName());
+        } catch (IOException e) {
+            throw new ModelException("activation statistics " + p + ": " + e.getMessage());
+        }
+    }
+
+    static String human(long bytes) {
+        double v = bytes;
+        String[] u = {"B", "KiB", "MiB", "GiB"};
+        int i = 0;
+        while (v >= 1024 && i < u.length - 1) {
+            v /= 1024;
+            i++;
+        }
+        return String.format(Locale.ROOT, i == 0 ? "%.0f %s" : "%.2f %s", v, u[i]);
+    }
+}
