@@ -63,12 +63,14 @@ public final class BenchCommand implements Callable<Integer> {
         row.put("model", describe(m));
         row.put("size_bytes", bytes);
         row.put("params", params);
-        row.put("backend", "CPU");
         row.put("threads", threads);
         row.put("sparse", m.sparseMode().name().toLowerCase());
         SparsityStats st = m.sparsityStats();
         row.put("ffn_computed", st == null ? null : st.meanPredictedFraction());
         if (st != null) st.reset();
+        var hybrid = m.hybridFeedForward();
+        row.put("backend", hybrid == null ? "CPU" : "CPU+" + m.options().gpu().mode().name().toLowerCase());
+        row.put("gpu_overlap", hybrid == null ? null : hybrid.overlapStats().snapshot().overlap());
         row.put("test", r.test());
         row.put("tps_mean", r.meanTokensPerSecond());
         row.put("tps_std", r.stdTokensPerSecond());

@@ -70,6 +70,7 @@ public final class GenerateCommand implements Callable<Integer> {
                         Float.isNaN(m.sparseThreshold()) ? "" : " (threshold " + m.sparseThreshold() + ")", 100 * m.sparsityStats().meanPredictedFraction());
                 if (stats) System.err.print(m.sparsityStats().format());
             }
+            if (!m.placementSummary().isEmpty()) System.err.print(m.placementSummary().endsWith("\n") ? m.placementSummary() : m.placementSummary() + "\n");
         }
         return 0;
     }
