@@ -1,6 +1,7 @@
 package org.powerinfer4j.cli.server;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -49,7 +50,8 @@ import org.powerinfer4j.engine.tokenizer.ChatTemplates;
  * HTTP/1.1 connection for EOF while a request is being handled), so it runs to its {@code max_tokens} at most.
  */
 public final class OpenAiServer implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    // trailing garbage after the JSON value is malformed input, not something to ignore
+    private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private final ServerConfig config;
     private final SlotScheduler scheduler;
@@ -225,7 +227,7 @@ public final class OpenAiServer implements AutoCloseable {
             if (body.length > max) throw tooLarge(-1);
             return body;
         } catch (IOException e) {
-            throw new ApiException(408, "invalid_request_error", "could not read the request body: " + e.getClass().getSimpleName(), null, "timeout");
+            throw new ApiException(408, "invalid_request_error", "the request body did not arrive in time (or the connection failed)", null, "timeout");
         }
     }
 
