@@ -106,6 +106,11 @@ public final class OpenAiServer implements AutoCloseable {
         return URI.create("http://" + host + ":" + port());
     }
 
+    /** Tests: a small kernel send buffer for new connections, so that a client that stops reading blocks writes soon. */
+    void setAcceptedSendBufferSize(int bytes) {
+        connector.setAcceptedSendBufferSize(bytes);
+    }
+
     SlotScheduler.Stats stats() {
         return scheduler.stats();
     }
@@ -210,7 +215,9 @@ public final class OpenAiServer implements AutoCloseable {
                     + " is full; retry later", null, "rate_limit_exceeded");
         }
         request.addFailureListener(t -> scheduler.cancel(job)); // whatever Jetty notices (a failed write, a reset)
-        // the wait for a slot and for tokens is no I/O: generation time must not count as an idle connection
+        // Waiting for a slot or for tokens is no I/O: generation time must not count as an idle connection. Jetty
+        // still fails a write that makes no progress for the idle timeout (a client that stopped reading), and
+        // that failure cancels the job.
         request.addIdleTimeoutListener(t -> false);
         String id = (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().formatHex(randomBytes());
         long now = Instant.now().getEpochSecond();

@@ -95,6 +95,28 @@ class ConcurrencyTest {
     }
 
     @Test
+    void clientThatStopsReadingIsTimedOutAndItsGenerationCancelled() throws Exception {
+        try (OpenAiServer server = OpenAiServer.start(model, config().withIdleTimeout(Duration.ofMillis(500)));
+             java.net.Socket socket = new java.net.Socket()) {
+            server.setAcceptedSendBufferSize(4096); // with small buffers on both ends, the server's writes block soon
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+            byte[] body = ENDLESS.getBytes(StandardCharsets.UTF_8);
+            socket.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                    + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(body);
+            socket.getOutputStream().flush();
+            assertThat(awaitStats(server, st -> st.idle() == 0, Duration.ofSeconds(5)).idle()).as("generating").isZero();
+            // never read: once the socket buffers are full, a write makes no progress for the idle timeout and fails
+            long t0 = System.nanoTime();
+            SlotScheduler.Stats s = awaitStats(server, st -> st.idle() == 1, Duration.ofSeconds(30));
+            System.out.printf("a client that stopped reading was dropped after %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+            assertThat(s.idle()).isEqualTo(1);
+            assertThat(s.cancelled()).as("the generation was cut short, not completed").isEqualTo(1);
+        }
+    }
+
+    @Test
     void queuedStreamingClientThatLeavesIsDroppedFromTheQueue() throws Exception {
         try (OpenAiServer server = OpenAiServer.start(model, config().withParallel(1, 1).withPingInterval(Duration.ofMillis(100)))) {
             HttpResponse<InputStream> running = openStream(server, ENDLESS);
