@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
         description = "Pure-Java LLM inference for GGUF models, exploiting activation sparsity.",
         subcommands = {GenerateCommand.class, ChatCommand.class, InspectCommand.class, TokenizeCommand.class, BenchCommand.class,
                 GenerateModelCommand.class, ProfileCommand.class,
-                TrainPredictorsCommand.class, PlanCommand.class, PullCommand.class, ListCommand.class, RmCommand.class,
+                TrainPredictorsCommand.class, PlanCommand.class, PullCommand.class, ListCommand.class, RmCommand.class, ServeCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -1,0 +1,224 @@
+package org.powerinfer4j.cli.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.powerinfer4j.engine.api.GenerationParams;
+import org.powerinfer4j.engine.sampling.SamplingParams;
+import org.powerinfer4j.engine.tokenizer.ChatMessage;
+import org.powerinfer4j.engine.tokenizer.ChatPrompt;
+import org.powerinfer4j.engine.tokenizer.ChatTemplate;
+import org.powerinfer4j.engine.tokenizer.ChatTemplateException;
+import org.powerinfer4j.engine.tokenizer.Tokenizer;
+
+/**
+ * Validates an OpenAI request body and turns it into prompt tokens and generation settings. Unknown fields are
+ * ignored (clients send many); known fields of the wrong type or out of range are a 400 naming the field.
+ */
+final class RequestParser {
+    /** OpenAI's limit on stop sequences. */
+    static final int MAX_STOP_SEQUENCES = 4;
+
+    /**
+     * @param chat          from {@code /v1/chat/completions}
+     * @param model         the {@code model} the client named (echoed back), or the server's model id
+     * @param includeUsage  {@code stream_options.include_usage}: a last streamed chunk carries the usage
+     */
+    record Parsed(boolean chat, String model, int[] prompt, GenerationParams params, List<String> stop, boolean stream,
+                  boolean includeUsage) {}
+
+    private final Tokenizer tokenizer;
+    private final ChatTemplate template;
+    private final int contextLength;
+    private final String modelId;
+    private final GenerationParams defaults;
+    private final Long defaultSeed;
+    private final AtomicLong seeds = new AtomicLong(System.nanoTime());
+
+    /** @param defaultSeed the server's {@code --seed}; null = a fresh seed per request */
+    RequestParser(Tokenizer tokenizer, ChatTemplate template, int contextLength, String modelId, GenerationParams defaults, Long defaultSeed) {
+        this.tokenizer = tokenizer;
+        this.template = template;
+        this.contextLength = contextLength;
+        this.modelId = modelId;
+        this.defaults = defaults;
+        this.defaultSeed = defaultSeed;
+    }
+
+    Parsed parse(JsonNode body, boolean chat) {
+        if (body == null || !body.isObject()) throw ApiException.invalid("the request body must be a JSON object", null);
+        String model = optString(body, "model");
+        if (model == null) model = modelId;
+
+        Integer n = optInt(body, "n");
+        if (n != null && n != 1) throw ApiException.invalid("only n = 1 is supported, got " + n, "n");
+
+        boolean stream = optBool(body, "stream", false);
+        boolean includeUsage = false;
+        JsonNode so = body.get("stream_options");
+        if (so != null && !so.isNull()) {
+            if (!so.isObject()) throw ApiException.invalid("'stream_options' must be an object", "stream_options");
+            includeUsage = optBool(so, "include_usage", false, "stream_options.include_usage");
+        }
+
+        Integer maxTokens = optInt(body, "max_tokens");
+        Integer maxCompletion = optInt(body, "max_completion_tokens");
+        if (maxCompletion != null) maxTokens = maxCompletion;
+        String maxParam = maxCompletion != null ? "max_completion_tokens" : "max_tokens";
+        if (maxTokens != null && maxTokens < 1) throw ApiException.invalid("'" + maxParam + "' must be at least 1, got " + maxTokens, maxParam);
+
+        SamplingParams s = defaults.sampling();
+        Double temperature = optNumber(body, "temperature");
+        if (temperature != null) {
+            if (temperature < 0 || temperature > 2) throw ApiException.invalid("'temperature' must be between 0 and 2, got " + temperature, "temperature");
+            s = s.withTemperature(temperature.floatValue());
+        }
+        Double topP = optNumber(body, "top_p");
+        if (topP != null) {
+            if (topP < 0 || topP > 1) throw ApiException.invalid("'top_p' must be between 0 and 1, got " + topP, "top_p");
+            s = s.withTopP(topP.floatValue());
+        }
+        // llama.cpp server extensions, for clients that tune them
+        Integer topK = optInt(body, "top_k");
+        if (topK != null) {
+            if (topK < 0) throw ApiException.invalid("'top_k' must be >= 0, got " + topK, "top_k");
+            s = s.withTopK(topK);
+        }
+        Double minP = optNumber(body, "min_p");
+        if (minP != null) {
+            if (minP < 0 || minP > 1) throw ApiException.invalid("'min_p' must be between 0 and 1, got " + minP, "min_p");
+            s = s.withMinP(minP.floatValue());
+        }
+        Double repeatPenalty = optNumber(body, "repeat_penalty");
+        if (repeatPenalty != null) {
+            if (repeatPenalty <= 0) throw ApiException.invalid("'repeat_penalty' must be > 0, got " + repeatPenalty, "repeat_penalty");
+            s = s.withRepeatPenalty(repeatPenalty.floatValue());
+        }
+        Long seed = optLong(body, "seed");
+        s = s.withSeed(seed != null ? seed : defaultSeed != null ? defaultSeed : seeds.getAndAdd(0x9E3779B97F4A7C15L));
+        boolean ignoreEos = optBool(body, "ignore_eos", false);
+
+        List<String> stop = stopSequences(body.get("stop"));
+
+        int[] prompt = chat ? chatPrompt(body) : textPrompt(body);
+        if (prompt.length == 0) throw ApiException.invalid("the prompt is empty", chat ? "messages" : "prompt");
+        if (prompt.length >= contextLength)
+            throw ApiException.invalid("the prompt is " + prompt.length + " tokens, but the context is " + contextLength
+                    + " tokens (and at least one must be left to generate)", chat ? "messages" : "prompt", "context_length_exceeded");
+
+        GenerationParams params = defaults.withSampling(s).withStopAtEndOfGeneration(!ignoreEos);
+        if (maxTokens != null) params = params.withMaxTokens(maxTokens);
+        return new Parsed(chat, model, prompt, params, stop, stream, includeUsage);
+    }
+
+    private int[] textPrompt(JsonNode body) {
+        JsonNode p = body.get("prompt");
+        if (p == null || p.isNull()) throw ApiException.invalid("'prompt' is required", "prompt", "missing_required_parameter");
+        String text;
+        if (p.isTextual()) text = p.asText();
+        else if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) text = p.get(0).asText();
+        else if (p.isArray() && p.size() > 1) throw ApiException.invalid("only one prompt per request is supported", "prompt");
+        else throw ApiException.invalid("'prompt' must be a string or an array of one string", "prompt");
+        // plain text: special-token text in the prompt stays text, as in generate
+        return tokenizer.encode(text, true, false);
+    }
+
+    private int[] chatPrompt(JsonNode body) {
+        JsonNode msgs = body.get("messages");
+        if (msgs == null || msgs.isNull()) throw ApiException.invalid("'messages' is required", "messages", "missing_required_parameter");
+        if (!msgs.isArray()) throw ApiException.invalid("'messages' must be an array", "messages");
+        if (msgs.isEmpty()) throw ApiException.invalid("'messages' must contain at least one message", "messages");
+        List<ChatMessage> messages = new ArrayList<>(msgs.size());
+        for (int i = 0; i < msgs.size(); i++) {
+            JsonNode m = msgs.get(i);
+            String param = "messages[" + i + "]";
+            if (!m.isObject()) throw ApiException.invalid("'" + param + "' must be an object", param);
+            JsonNode role = m.get("role");
+            if (role == null || !role.isTextual() || role.asText().isBlank())
+                throw ApiException.invalid("'" + param + ".role' must be a non-empty string", param + ".role");
+            String r = role.asText();
+            if (r.equals("developer")) r = "system"; // OpenAI's newer name for the system role
+            messages.add(new ChatMessage(r, content(m.get("content"), param + ".content")));
+        }
+        try {
+            return ChatPrompt.tokenize(template, tokenizer, messages, true);
+        } catch (ChatTemplateException e) {
+            throw ApiException.invalid(e.getMessage(), "messages");
+        }
+    }
+
+    /** A string, null (assistant turns with tool calls), or an array of text parts joined by newlines. */
+    private static String content(JsonNode c, String param) {
+        if (c == null || c.isNull()) return "";
+        if (c.isTextual()) return c.asText();
+        if (!c.isArray()) throw ApiException.invalid("'" + param + "' must be a string or an array of content parts", param);
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < c.size(); i++) {
+            JsonNode part = c.get(i);
+            JsonNode type = part.get("type"), text = part.get("text");
+            if (!part.isObject() || type == null || !"text".equals(type.asText()) || text == null || !text.isTextual())
+                throw ApiException.invalid("'" + param + "[" + i + "]' must be a text part ({\"type\":\"text\",\"text\":...}); only text is supported",
+                        param + "[" + i + "]");
+            if (!sb.isEmpty()) sb.append('\n');
+            sb.append(text.asText());
+        }
+        return sb.toString();
+    }
+
+    private static List<String> stopSequences(JsonNode stop) {
+        if (stop == null || stop.isNull()) return List.of();
+        List<String> out = new ArrayList<>();
+        if (stop.isTextual()) out.add(stop.asText());
+        else if (stop.isArray()) {
+            if (stop.size() > MAX_STOP_SEQUENCES)
+                throw ApiException.invalid("at most " + MAX_STOP_SEQUENCES + " stop sequences are supported, got " + stop.size(), "stop");
+            for (JsonNode s : stop) {
+                if (!s.isTextual()) throw ApiException.invalid("'stop' must be a string or an array of strings", "stop");
+                out.add(s.asText());
+            }
+        } else throw ApiException.invalid("'stop' must be a string or an array of strings", "stop");
+        return out;
+    }
+
+    private static String optString(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return null;
+        if (!v.isTextual()) throw ApiException.invalid("'" + field + "' must be a string", field);
+        return v.asText();
+    }
+
+    private static Integer optInt(JsonNode body, String field) {
+        Long v = optLong(body, field);
+        if (v == null) return null;
+        if (v != v.intValue()) throw ApiException.invalid("'" + field + "' is out of range: " + v, field);
+        return v.intValue();
+    }
+
+    private static Long optLong(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return null;
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) throw ApiException.invalid("'" + field + "' must be an integer", field);
+        return v.asLong();
+    }
+
+    private static Double optNumber(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return null;
+        if (!v.isNumber()) throw ApiException.invalid("'" + field + "' must be a number", field);
+        double d = v.asDouble();
+        if (!Double.isFinite(d)) throw ApiException.invalid("'" + field + "' must be a finite number", field);
+        return d;
+    }
+
+    private static boolean optBool(JsonNode body, String field, boolean dflt) {
+        return optBool(body, field, dflt, field);
+    }
+
+    private static boolean optBool(JsonNode body, String field, boolean dflt, String param) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) return dflt;
+        if (!v.isBoolean()) throw ApiException.invalid("'" + param + "' must be a boolean", param);
+        return v.asBoolean();
+    }
+}

@@ -1,0 +1,220 @@
+package org.powerinfer4j.cli.server;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.powerinfer4j.engine.api.GenerationResult;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.model.ModelException;
+
+/**
+ * N slots, each a platform thread with its own {@link Session} (KV cache), sharing one {@link Model}, plus a
+ * bounded FIFO of admitted requests waiting for a slot.
+ *
+ * <p>The model's compute pool runs one forward pass at a time, so every forward pass happens under one
+ * <em>fair</em> lock. A slot holds it while its session evaluates the prompt, and releases it between tokens
+ * (inside the token listener, before handing the token to the HTTP side) and re-acquires it for the next step.
+ * A fair lock is granted in arrival order, so active slots advance one token each in turn: a long generation
+ * cannot starve the others. A prompt's prefill is one step, so a long prompt pauses the other streams while it
+ * is evaluated.
+ *
+ * <p>Each request starts from a reset session (positions are overwritten from 0, so nothing of an earlier request
+ * is visible). With {@code cachePrompt} the slot instead keeps the longest common prefix of its previous
+ * conversation ({@link Session#complete}) and jobs go to the idle slot that shares the most of their prompt;
+ * that skips re-evaluating chat history, at the cost of bit-exact reproducibility, because a prefix evaluated
+ * as part of a different batch can round differently.
+ */
+final class SlotScheduler implements AutoCloseable {
+    private final ReentrantLock compute = new ReentrantLock(true);
+    private final Object lock = new Object();
+    private final List<Slot> slots = new ArrayList<>();
+    private final ArrayDeque<Slot> idle = new ArrayDeque<>();
+    private final ArrayDeque<GenerationJob> pending = new ArrayDeque<>();
+    private final int maxQueue;
+    private final boolean cachePrompt;
+    private final AtomicLong completed = new AtomicLong(), cancelled = new AtomicLong();
+    private boolean closed;
+
+    SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt) {
+        if (parallel < 1) throw new IllegalArgumentException("--parallel must be >= 1, is " + parallel);
+        if (maxQueue < 0) throw new IllegalArgumentException("--queue must be >= 0, is " + maxQueue);
+        this.maxQueue = maxQueue;
+        this.cachePrompt = cachePrompt;
+        try {
+            for (int i = 0; i < parallel; i++) slots.add(new Slot(i, model.newSession()));
+        } catch (RuntimeException | OutOfMemoryError e) {
+            slots.forEach(s -> s.session.close());
+            throw e;
+        }
+        for (Slot s : slots) {
+            idle.add(s);
+            s.thread.start();
+        }
+    }
+
+    /** Starts the job on an idle slot or queues it; false when the queue is full (the caller answers 429). */
+    boolean submit(GenerationJob job) {
+        synchronized (lock) {
+            if (closed) return false;
+            if (!idle.isEmpty()) {
+                Slot s = pickIdle(job);
+                idle.remove(s);
+                s.handOff(job);
+                return true;
+            }
+            if (pending.size() >= maxQueue) return false;
+            pending.add(job);
+            return true;
+        }
+    }
+
+    /** Cancels a job; one still waiting leaves the queue at once, freeing its place. */
+    void cancel(GenerationJob job) {
+        job.cancel();
+        synchronized (lock) {
+            if (pending.remove(job)) cancelled.incrementAndGet();
+        }
+    }
+
+    private Slot pickIdle(GenerationJob job) {
+        if (!cachePrompt) return idle.peekFirst();
+        Slot best = null;
+        int bestLen = -1;
+        for (Slot s : idle) {
+            int len = s.commonPrefix(job.prompt);
+            if (len > bestLen) {
+                best = s;
+                bestLen = len;
+            }
+        }
+        return best;
+    }
+
+    /** Called by a slot thread when its job is over: take the next waiting job, or become idle. */
+    private void finished(Slot slot) {
+        synchronized (lock) {
+            if (closed) return;
+            for (Iterator<GenerationJob> it = pending.iterator(); it.hasNext(); ) {
+                GenerationJob next = it.next();
+                it.remove();
+                if (next.cancelled()) {
+                    cancelled.incrementAndGet();
+                    continue;
+                }
+                slot.handOff(next);
+                return;
+            }
+            idle.addFirst(slot); // most recently used first: its memory is warm
+        }
+    }
+
+    record Stats(int slots, int idle, int queued, long completed, long cancelled) {}
+
+    Stats stats() {
+        synchronized (lock) {
+            return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get());
+        }
+    }
+
+    /** Stops the slots (interrupting generations in progress) and frees their sessions. */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) return;
+            closed = true;
+            for (GenerationJob j : pending) j.fail(new ApiException(503, "server_error", "the server is shutting down", null, null));
+            pending.clear();
+        }
+        for (Slot s : slots) s.thread.interrupt();
+        for (Slot s : slots) {
+            try {
+                s.thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (!s.thread.isAlive()) s.session.close(); // a thread stuck in a forward pass still uses its cache
+        }
+    }
+
+    private final class Slot {
+        final Session session;
+        final Thread thread;
+        // one job at a time, handed over under the scheduler lock to a slot that is not running one
+        private GenerationJob handed;
+
+        Slot(int index, Session session) {
+            this.session = session;
+            this.thread = Thread.ofPlatform().name("serve-slot-" + index).daemon().unstarted(this::loop);
+        }
+
+        synchronized void handOff(GenerationJob job) {
+            handed = job;
+            notifyAll();
+        }
+
+        int commonPrefix(int[] prompt) {
+            int[] cached = session.tokens();
+            int n = 0, max = Math.min(cached.length, prompt.length);
+            while (n < max && cached[n] == prompt[n]) n++;
+            return n;
+        }
+
+        private GenerationJob take() throws InterruptedException {
+            synchronized (this) {
+                while (handed == null) wait();
+                GenerationJob j = handed;
+                handed = null;
+                return j;
+            }
+        }
+
+        private void loop() {
+            try {
+                while (!Thread.currentThread().isInterrupted()) {
+                    GenerationJob job = take();
+                    run(job);
+                    finished(this);
+                }
+            } catch (InterruptedException e) {
+                // closing
+            }
+        }
+
+        private void run(GenerationJob job) {
+            if (job.cancelled()) {
+                cancelled.incrementAndGet();
+                return;
+            }
+            GenerationResult result;
+            compute.lock();
+            try {
+                if (!cachePrompt) session.reset();
+                result = session.complete(job.prompt, job.params, (id, piece) -> {
+                    compute.unlock(); // let the other slots take their step while this token goes out
+                    try {
+                        return job.onToken(id, piece);
+                    } finally {
+                        compute.lock();
+                    }
+                });
+            } catch (ModelException | IllegalArgumentException e) {
+                session.reset();
+                job.fail(ApiException.invalid(e.getMessage(), null));
+                return;
+            } catch (RuntimeException | Error e) {
+                session.reset();
+                job.fail(new ApiException(500, "server_error", "generation failed: " + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : ": " + e.getMessage().replace('\n', ' ')), null, null));
+                return;
+            } finally {
+                compute.unlock();
+            }
+            (job.cancelled() ? cancelled : completed).incrementAndGet();
+            job.finish(result);
+        }
+    }
+}
