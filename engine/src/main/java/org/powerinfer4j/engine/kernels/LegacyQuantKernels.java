@@ -6,6 +6,7 @@ import static org.powerinfer4j.engine.kernels.Blocks.u8;
 import static org.powerinfer4j.engine.kernels.Simd.BL;
 import static org.powerinfer4j.engine.kernels.Simd.BPARTS;
 import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.I;
 import static org.powerinfer4j.engine.kernels.Simd.FL;
 
 import java.lang.foreign.MemorySegment;
@@ -107,6 +108,11 @@ final class LegacyQuantKernels {
     //     y[i*qk + j] = x0*d;  y[i*qk + j + qk/2] = x1*d;      (j < 16)
     static final int Q4_0_BYTES = 18;
 
+    /** Float bits of q − 8 for q = 0..15, as int lanes (used when a vector has 16 lanes). */
+    private static final IntVector Q4_TABLE = Simd.FL == 16
+            ? IntVector.fromArray(Simd.I, java.util.stream.IntStream.range(0, 16).map(q -> Float.floatToRawIntBits(q - 8)).toArray(), 0)
+            : null;
+
     static final RowKernel Q4_0_SCALAR = new RowKernel() {
         public GGMLType type() { return GGMLType.Q4_0; }
 
@@ -170,7 +176,13 @@ final class LegacyQuantKernels {
                 // Σ (q-8)·x over the block (low nibbles are elements 0..15, high nibbles 16..31), then one FMA
                 // with the block scale; inline for the same reason as Q8_0 above
                 FloatVector lo = FloatVector.zero(F), hi = lo;
-                for (int j = 0; j < QK / 2; j += BL) {
+                if (FL == 16) {
+                    // 16 lanes hold the whole nibble→(q−8) table: a lane permute (vpermd) replaces sub + convert;
+                    // selectFrom wraps indexes to 0..15, so the low nibble needs no mask
+                    IntVector v = (IntVector) Blocks.loadBytes(s, b + 2).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                    lo = v.selectFrom(Q4_TABLE).reinterpretAsFloats().fma(FloatVector.fromArray(F, x, xb), lo);
+                    hi = v.lanewise(VectorOperators.LSHR, 4).selectFrom(Q4_TABLE).reinterpretAsFloats().fma(FloatVector.fromArray(F, x, xb + QK / 2), hi);
+                } else for (int j = 0; j < QK / 2; j += BL) {
                     ByteVector q = Blocks.loadBytes(s, b + 2 + j);
                     for (int part = 0; part < BPARTS; part++) {
                         IntVector v = Blocks.toInts(q, part);
