@@ -71,6 +71,7 @@ public final class BenchCommand implements Callable<Integer> {
         var hybrid = m.hybridFeedForward();
         row.put("backend", hybrid == null ? "CPU" : "CPU+" + m.options().gpu().mode().name().toLowerCase());
         row.put("gpu_overlap", hybrid == null ? null : hybrid.overlapStats().snapshot().overlap());
+        row.put("gpu_budget_bytes", hybrid == null || !m.options().gpu().hasBudget() ? null : m.options().gpu().vramBudget());
         row.put("test", r.test());
         row.put("tps_mean", r.meanTokensPerSecond());
         row.put("tps_std", r.stdTokensPerSecond());
@@ -95,19 +96,20 @@ public final class BenchCommand implements Callable<Integer> {
         switch (output) {
             case "json" -> System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(rows));
             case "csv" -> {
-                System.out.println("model,size_bytes,params,backend,threads,sparse,ffn_computed,test,tps_mean,tps_std");
+                System.out.println("model,size_bytes,params,backend,threads,sparse,ffn_computed,gpu_budget_bytes,test,tps_mean,tps_std");
                 for (Map<String, Object> r : rows)
-                    System.out.printf(Locale.ROOT, "\"%s\",%d,%d,%s,%d,%s,%s,%s,%.3f,%.3f%n", r.get("model"), r.get("size_bytes"), r.get("params"),
+                    System.out.printf(Locale.ROOT, "\"%s\",%d,%d,%s,%d,%s,%s,%s,%s,%.3f,%.3f%n", r.get("model"), r.get("size_bytes"), r.get("params"),
                             r.get("backend"), r.get("threads"), r.get("sparse"), r.get("ffn_computed") == null ? "" : String.format(Locale.ROOT, "%.4f", (Double) r.get("ffn_computed")),
-                            r.get("test"), r.get("tps_mean"), r.get("tps_std"));
+                            r.get("gpu_budget_bytes") == null ? "" : r.get("gpu_budget_bytes"), r.get("test"), r.get("tps_mean"), r.get("tps_std"));
             }
             case "md" -> {
-                System.out.println("| model | size | params | backend | threads | sparse | ffn computed | test | t/s |");
-                System.out.println("| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: |");
+                System.out.println("| model | size | params | backend | threads | sparse | ffn computed | gpu budget | test | t/s |");
+                System.out.println("| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |");
                 for (Map<String, Object> r : rows)
-                    System.out.printf(Locale.ROOT, "| %s | %.2f MiB | %.2f M | %s | %d | %s | %s | %s | %.2f ± %.2f |%n", r.get("model"),
+                    System.out.printf(Locale.ROOT, "| %s | %.2f MiB | %.2f M | %s | %d | %s | %s | %s | %s | %.2f ± %.2f |%n", r.get("model"),
                             ((Long) r.get("size_bytes")) / 1048576.0, ((Long) r.get("params")) / 1e6, r.get("backend"), r.get("threads"), r.get("sparse"),
                             r.get("ffn_computed") == null ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * (Double) r.get("ffn_computed")),
+                            r.get("gpu_budget_bytes") == null ? "-" : String.format(Locale.ROOT, "%.2f GiB", (Long) r.get("gpu_budget_bytes") / 1073741824.0),
                             r.get("test"), r.get("tps_mean"), r.get("tps_std"));
             }
             default -> throw new IllegalArgumentException("unknown output format '" + output + "' (md, csv, json)");

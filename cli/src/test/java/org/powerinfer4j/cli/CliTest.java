@@ -67,6 +67,16 @@ class CliTest {
     }
 
     @Test
+    void benchPrintsLlamaBenchRows() {
+        Result r = run("bench", "-m", STORIES, "-p", "16", "-n", "8", "-t", "1,2", "-r", "2");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("| model | size | params | backend | threads |").contains("| pp16 |").contains("| tg8 |");
+        assertThat(r.out().lines().filter(l -> l.startsWith("| llama")).count()).isEqualTo(4);   // 2 tests × 2 thread counts
+        Result json = run("bench", "-m", STORIES, "-p", "0", "-n", "4", "-r", "1", "-o", "json");
+        assertThat(json.out()).contains("\"test\" : \"tg4\"").contains("\"tps_mean\"");
+    }
+
+    @Test
     void inspectPrintsMetadataAndTensors() {
         Result r = run("inspect", STORIES);
         assertThat(r.code()).isZero();
