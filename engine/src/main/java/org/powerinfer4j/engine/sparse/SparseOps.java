@@ -1,5 +1,6 @@
 package org.powerinfer4j.engine.sparse;
 
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.powerinfer4j.engine.kernels.FloatKernels;
 import org.powerinfer4j.engine.kernels.Kernels;
@@ -75,23 +76,51 @@ public final class SparseOps {
         RowKernel k = Kernels.forType(w.type());
         int dim = w.rowLength();
         int granule = Math.max(w.type().blockSize, 64);
+        MemorySegment data = w.data();
+        long rowBytes = w.rowBytes();
+        if (batch == 1 && (pool.threads() == 1 || (long) count * dim < SERIAL_AXPY_ELEMENTS)) {
+            axpyRows(k, data, rowBytes, rows, count, h, y, 0, dim);
+            return;
+        }
         pool.forRange(dim, granule, (from, to, thread) -> {
             int n = to - from;
-            float[] row = scratch(n);
             long colBytes = w.type().byteSize(from);
+            if (batch == 1) {
+                axpyRows(k, data, rowBytes, rows, count, h, y, from, n, colBytes);
+                return;
+            }
+            float[] row = scratch(n);
             for (int b = 0; b < batch; b++) java.util.Arrays.fill(y, b * dim + from, b * dim + to, 0f);
             for (int i = 0; i < count; i++) {
                 int r = rows[i];
                 boolean any = false;
                 for (int b = 0; b < batch && !any; b++) any = h[b * hStride + r] != 0f;
                 if (!any) continue;
-                k.dequantize(w.data(), w.rowOffset(r) + colBytes, row, 0, n);
+                k.dequantize(data, r * rowBytes + colBytes, row, 0, n);
                 for (int b = 0; b < batch; b++) {
                     float hv = h[b * hStride + r];
                     if (hv != 0f) FloatKernels.axpy(hv, row, 0, y, b * dim + from, n);
                 }
             }
         });
+    }
+
+    /** Below this many weights a single-token axpy runs on the calling thread. */
+    private static final long SERIAL_AXPY_ELEMENTS = 1 << 15;
+
+    private static void axpyRows(RowKernel k, MemorySegment data, long rowBytes, int[] rows, int count, float[] h, float[] y, int from, int n) {
+        axpyRows(k, data, rowBytes, rows, count, h, y, from, n, 0L);
+    }
+
+    /** One token: y[from..from+n) = Σ h_r · W[r, from..from+n) over the listed rows with h_r ≠ 0, fused per row. */
+    private static void axpyRows(RowKernel k, MemorySegment data, long rowBytes, int[] rows, int count, float[] h, float[] y,
+                                 int from, int n, long colBytes) {
+        java.util.Arrays.fill(y, from, from + n, 0f);
+        for (int i = 0; i < count; i++) {
+            int r = rows[i];
+            float hv = h[r];
+            if (hv != 0f) k.axpy(data, r * rowBytes + colBytes, hv, y, from, n);
+        }
     }
 
     private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
