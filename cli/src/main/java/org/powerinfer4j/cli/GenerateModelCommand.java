@@ -5,7 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.model.generator.ModelShape;
+import org.powerinfer4j.engine.model.generator.PlantedSparsity;
 import org.powerinfer4j.engine.model.generator.RandomModelGenerator;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import picocli.CommandLine.Command;
@@ -19,7 +21,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "generate-model", mixinStandardHelpOptions = true,
         description = {"Write a llama-architecture GGUF with random N(0, 0.02) weights (norms 1.0), every matrix in one type.",
                 "The tokenizer is copied from a vocabulary GGUF; the model's vocabulary size follows it.",
-                "Example: generate-model --preset 110m --type q8_0 --vocab-from vocab/ggml-vocab-llama-spm.gguf 110m-q8_0.gguf"})
+                "With --sparse-relu: a PowerInfer (PWRI) ReGLU/dReLU model whose neurons fire with power-law rates at the requested",
+                "mean sparsity, with predictors built from the same structure.",
+                "Example: generate-model --preset 110m --type q8_0 --vocab-from vocab/ggml-vocab-llama-spm.gguf 110m-q8_0.gguf",
+                "Example: generate-model --preset llama-7b --layers 4 --type q4_0 --sparse-relu --sparsity 0.9 relu-7b-l4.powerinfer.gguf"})
 public final class GenerateModelCommand implements Callable<Integer> {
     static final String DEFAULT_VOCAB = "vocab/ggml-vocab-llama-spm.gguf";
 
@@ -75,6 +80,33 @@ public final class GenerateModelCommand implements Callable<Integer> {
     @Option(names = "--name", description = "general.name (default: derived from shape and type)")
     String name;
 
+    @Option(names = "--sparse-relu", description = "write a PowerInfer (PWRI) ReLU-family model with planted activation sparsity "
+            + "and predictors (fc1/fc2, F16) that predict it")
+    boolean sparseRelu;
+
+    @Option(names = "--activation", paramLabel = "reglu|drelu", defaultValue = "reglu",
+            description = "with --sparse-relu: reglu (llama architecture) or drelu (bamboo architecture); default ${DEFAULT-VALUE}")
+    String activation;
+
+    @Option(names = "--sparsity", defaultValue = "0.9", description = "with --sparse-relu: mean fraction of inactive FFN neurons per token (default ${DEFAULT-VALUE})")
+    double sparsity;
+
+    @Option(names = "--power-law-alpha", defaultValue = "1.0",
+            description = "with --sparse-relu: exponent of the neurons' firing-rate power law, 0 = uniform (default ${DEFAULT-VALUE})")
+    double alpha;
+
+    @Option(names = "--predictor-hidden", paramLabel = "H",
+            description = "with --sparse-relu: predictor hidden size (default: max(64, n_embd/32))")
+    Integer predictorHidden;
+
+    @Option(names = "--predictor-margin", defaultValue = "0.3",
+            description = "with --sparse-relu: logit margin in units of a neuron's gate spread; higher = more recall, less precision (default ${DEFAULT-VALUE})")
+    double predictorMargin;
+
+    @Option(names = "--gate-noise", defaultValue = "0.25",
+            description = "with --sparse-relu: share of each gate row the predictor cannot see (default ${DEFAULT-VALUE})")
+    double gateNoise;
+
     static final class Presets implements Iterable<String> {
         @Override
         public java.util.Iterator<String> iterator() {
@@ -92,15 +124,32 @@ public final class GenerateModelCommand implements Callable<Integer> {
         if (!Files.isRegularFile(vocab)) throw new ParameterException(spec.commandLine(), "vocabulary file not found: " + vocab);
         RandomModelGenerator g = new RandomModelGenerator(shape, t, vocab).seed(seed).stddev(stddev);
         if (threads != null) g.threads(threads);
+        PlantedSparsity.Spec spec = sparseRelu ? sparseSpec() : null;
+        g.sparseRelu(spec);
         if (name != null) g.name(name);
         else if (preset != null && dim == null && layers == null && ff == null && heads == null && kvHeads == null)
-            g.name("random-" + preset + "-" + t.name().toLowerCase(Locale.ROOT));
+            g.name("random-" + preset + (spec != null ? "-" + spec.activation().name().toLowerCase(Locale.ROOT) : "") + "-" + t.name().toLowerCase(Locale.ROOT));
         err.printf("generating %s, %s, vocabulary %d from %s, seed %d -> %s%n", shape, t, g.vocabSize(), vocab, seed, out);
+        if (spec != null)
+            err.printf(Locale.ROOT, "  PowerInfer %s model: sparsity %.2f, power-law alpha %.2f, predictor hidden %d, gate noise %.2f, margin %.2f%n",
+                    spec.activation().name().toLowerCase(Locale.ROOT), spec.sparsity(), spec.alpha(), spec.hidden(shape.dim()),
+                    spec.gateNoise(), spec.predictorMargin());
         err.flush();
         RandomModelGenerator.Result r = g.write(out);
         outw.printf(Locale.ROOT, "wrote %s: %,d bytes, %,d parameters, %.1f s%n", r.path(), r.bytes(), r.parameters(), r.seconds());
         outw.flush();
         return 0;
+    }
+
+    private PlantedSparsity.Spec sparseSpec() {
+        try {
+            FfnActivation a = FfnActivation.parse(activation);
+            return PlantedSparsity.Spec.defaults().withActivation(a).withSparsity(sparsity).withAlpha(alpha)
+                    .withPredictorHidden(predictorHidden == null ? 0 : predictorHidden).withGateNoise(gateNoise)
+                    .withPredictorMargin(predictorMargin);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 
     private ModelShape shape() {

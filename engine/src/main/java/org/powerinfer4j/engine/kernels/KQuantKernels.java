@@ -109,6 +109,10 @@ final class KQuantKernels {
             }
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q4_K_BYTES, s, off, alpha, y, yo, n, false);
+        }
     };
 
     static final RowKernel Q4_K_VECTOR = new RowKernel() {
@@ -168,6 +172,10 @@ final class KQuantKernels {
                 }
             }
             return Simd.sum(acc1.add(acc2).sub(accM1.add(accM2)));
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q4_K_BYTES, s, off, alpha, y, yo, n, true);
         }
     };
 
@@ -231,6 +239,10 @@ final class KQuantKernels {
             }
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q5_K_BYTES, s, off, alpha, y, yo, n, false);
+        }
     };
 
     static final RowKernel Q5_K_VECTOR = new RowKernel() {
@@ -287,6 +299,10 @@ final class KQuantKernels {
         /** Quant of sub-block g: nibble (low for even g, high for odd g) plus 16 × bit g of qh. */
         private static IntVector q5(IntVector v, IntVector h, int g) {
             return v.lanewise(VectorOperators.LSHR, 4 * (g & 1)).and(0xF).or(h.lanewise(VectorOperators.LSHR, g).and(1).lanewise(VectorOperators.LSHL, 4));
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q5_K_BYTES, s, off, alpha, y, yo, n, true);
         }
     };
 
@@ -356,6 +372,10 @@ final class KQuantKernels {
             }
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q6_K_BYTES, s, off, alpha, y, yo, n, false);
+        }
     };
 
     static final RowKernel Q6_K_VECTOR = new RowKernel() {
@@ -412,6 +432,10 @@ final class KQuantKernels {
         private static IntVector q6(IntVector ql, IntVector qh, int nibbleShift, int qhShift) {
             IntVector hi = qh.lanewise(VectorOperators.LSHR, qhShift).lanewise(VectorOperators.LSHL, 4).and(0x30);
             return ql.lanewise(VectorOperators.LSHR, nibbleShift).and(0xF).or(hi).sub(32);
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            BlockAxpy.axpy(this, Q6_K_BYTES, s, off, alpha, y, yo, n, true);
         }
     };
 }

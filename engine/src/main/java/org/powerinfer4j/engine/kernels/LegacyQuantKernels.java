@@ -59,6 +59,15 @@ final class LegacyQuantKernels {
             }
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q8_0_BYTES;
+                float d = f16(s, b);
+                for (int j = 0; j < QK; j++) y[yo + i * QK + j] += alpha * (i8(s, b + 2 + j) * d);
+            }
+        }
     };
 
     static final RowKernel Q8_0_VECTOR = new RowKernel() {
@@ -95,6 +104,24 @@ final class LegacyQuantKernels {
                 acc = p.fma(Blocks.bc(f16(s, b)), acc);
             }
             return Simd.sum(acc);
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            FloatVector a = Blocks.bc(alpha);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q8_0_BYTES;
+                float d = f16(s, b);
+                int yb = yo + i * QK;
+                for (int j = 0; j < QK; j += BL) {
+                    ByteVector q = Blocks.loadBytes(s, b + 2 + j);
+                    for (int p = 0; p < BPARTS; p++) {
+                        int e = yb + j + p * FL;
+                        // w = q·d first, as dequantize rounds it, then one FMA: same bits as dequantize + axpy
+                        Blocks.toFloats(q, p).mul(d).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                    }
+                }
+            }
         }
     };
 
@@ -143,6 +170,19 @@ final class LegacyQuantKernels {
                 sum += p * f16(s, b);
             }
             return sum;
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q4_0_BYTES;
+                float d = f16(s, b);
+                for (int j = 0; j < QK / 2; j++) {
+                    int q = u8(s, b + 2 + j);
+                    y[yo + i * QK + j] += alpha * (((q & 0x0F) - 8) * d);
+                    y[yo + i * QK + j + QK / 2] += alpha * (((q >> 4) - 8) * d);
+                }
+            }
         }
     };
 
@@ -195,6 +235,26 @@ final class LegacyQuantKernels {
             }
             return Simd.sum(acc);
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            FloatVector a = Blocks.bc(alpha);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q4_0_BYTES;
+                float d = f16(s, b);
+                int yb = yo + i * QK;
+                for (int j = 0; j < QK / 2; j += BL) {
+                    ByteVector q = Blocks.loadBytes(s, b + 2 + j);
+                    for (int p = 0; p < BPARTS; p++) {
+                        IntVector v = Blocks.toInts(q, p);
+                        int e = yb + j + p * FL;
+                        Blocks.toFloats(v.and(0x0F).sub(8)).mul(d).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                        int e2 = e + QK / 2;
+                        Blocks.toFloats(v.lanewise(VectorOperators.LSHR, 4).and(0x0F).sub(8)).mul(d).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
+                    }
+                }
+            }
+        }
     };
 
     // ================================================================== Q4_1
@@ -240,6 +300,19 @@ final class LegacyQuantKernels {
                 sum += f16(s, b) * qx + f16(s, b + 2) * sx;
             }
             return sum;
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q4_1_BYTES;
+                float d = f16(s, b), m = f16(s, b + 2);
+                for (int j = 0; j < QK / 2; j++) {
+                    int q = u8(s, b + 4 + j);
+                    y[yo + i * QK + j] += alpha * ((q & 0x0F) * d + m);
+                    y[yo + i * QK + j + QK / 2] += alpha * ((q >> 4) * d + m);
+                }
+            }
         }
     };
 
@@ -289,6 +362,25 @@ final class LegacyQuantKernels {
                 accM = sx.fma(Blocks.bc(f16(s, b + 2)), accM);
             }
             return Simd.sum(accD.add(accM));
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            Blocks.checkBlocks(n, QK);
+            FloatVector a = Blocks.bc(alpha);
+            for (int i = 0; i < n / QK; i++) {
+                long b = off + (long) i * Q4_1_BYTES;
+                float d = f16(s, b), m = f16(s, b + 2);
+                int yb = yo + i * QK;
+                for (int j = 0; j < QK / 2; j += BL) {
+                    ByteVector q = Blocks.loadBytes(s, b + 4 + j);
+                    for (int p = 0; p < BPARTS; p++) {
+                        IntVector v = Blocks.toInts(q, p);
+                        int e = yb + j + p * FL, e2 = e + QK / 2;
+                        Blocks.toFloats(v.and(0x0F)).mul(d).add(m).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                        Blocks.toFloats(v.lanewise(VectorOperators.LSHR, 4).and(0x0F)).mul(d).add(m).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
+                    }
+                }
+            }
         }
     };
 }

@@ -35,6 +35,10 @@ final class PlainKernels {
             for (int i = 0; i < n; i++) sum += s.get(FLOAT_LE, off + 4L * i) * x[xo + i];
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            FloatKernels.Scalar.axpy(alpha, s, off, y, yo, n);
+        }
     };
 
     static final RowKernel F32_VECTOR = new RowKernel() {
@@ -61,6 +65,10 @@ final class PlainKernels {
             for (; i < n; i++) sum += s.get(FLOAT_LE, off + 4L * i) * x[xo + i];
             return sum;
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            FloatKernels.Vector.axpy(alpha, s, off, y, yo, n);
+        }
     };
 
     // ------------------------------------------------------------------ F16
@@ -76,6 +84,10 @@ final class PlainKernels {
             float sum = 0f;
             for (int i = 0; i < n; i++) sum += Float.float16ToFloat(s.get(SHORT_LE, off + 2L * i)) * x[xo + i];
             return sum;
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            FloatKernels.Scalar.axpyF16(alpha, s, off, y, yo, n);
         }
     };
 
@@ -111,6 +123,10 @@ final class PlainKernels {
         private static FloatVector half(MemorySegment s, long o) {
             return Blocks.halfToFloat(ShortVector.fromMemorySegment(S, s, o, LE));
         }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            FloatKernels.Vector.axpyF16(alpha, s, off, y, yo, n);
+        }
     };
 
     // ------------------------------------------------------------------ BF16
@@ -130,6 +146,10 @@ final class PlainKernels {
             float sum = 0f;
             for (int i = 0; i < n; i++) sum += bf16(s, off + 2L * i) * x[xo + i];
             return sum;
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            for (int i = 0; i < n; i++) y[yo + i] += alpha * bf16(s, off + 2L * i);
         }
     };
 
@@ -160,6 +180,13 @@ final class PlainKernels {
 
         private static FloatVector bf(MemorySegment s, long o) {
             return Blocks.bf16ToFloat(ShortVector.fromMemorySegment(S, s, o, LE));
+        }
+
+        public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
+            FloatVector a = FloatVector.broadcast(F, alpha);
+            int i = 0;
+            for (int end = n - FL; i <= end; i += FL) bf(s, off + 2L * i).fma(a, FloatVector.fromArray(F, y, yo + i)).intoArray(y, yo + i);
+            for (; i < n; i++) y[yo + i] += alpha * bf16(s, off + 2L * i);
         }
     };
 }

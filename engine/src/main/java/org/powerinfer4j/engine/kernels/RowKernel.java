@@ -16,4 +16,11 @@ public interface RowKernel {
 
     /** Dot product of {@code n} weights starting at {@code byteOffset} with {@code x[xOffset..xOffset+n)}. */
     float dot(MemorySegment src, long byteOffset, float[] x, int xOffset, int n);
+
+    /**
+     * {@code y[yOffset+i] += alpha·w[i]} for the {@code n} weights starting at {@code byteOffset}: the sparse
+     * down projection's step, fused so a weight row is read once and never stored as floats. Bit-identical to
+     * {@link #dequantize} followed by {@link FloatKernels#axpy} on the same path (scalar or vector).
+     */
+    void axpy(MemorySegment src, long byteOffset, float alpha, float[] y, int yOffset, int n);
 }

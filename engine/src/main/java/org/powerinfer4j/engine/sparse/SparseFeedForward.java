@@ -54,7 +54,7 @@ public final class SparseFeedForward implements FeedForward {
         final int[][] active;    // per token: active neuron ids
         final int[] activeCount;
         final int[] union;
-        final boolean[] inUnion;
+        final boolean[] inUnion, mine;
 
         Scratch(int batch, int ff, int maxHidden) {
             predHidden = new float[batch * Math.max(1, maxHidden)];
@@ -63,6 +63,7 @@ public final class SparseFeedForward implements FeedForward {
             activeCount = new int[batch];
             union = new int[ff];
             inUnion = new boolean[ff];
+            mine = new boolean[ff];
         }
     }
 
@@ -168,7 +169,8 @@ public final class SparseFeedForward implements FeedForward {
 
     /** Zeroes the computed values of neurons in the batch union that token b did not select. */
     private static void maskInactive(Scratch sc, int b, float[] g, float[] u, int off, int ff) {
-        boolean[] mine = new boolean[ff];
+        boolean[] mine = sc.mine;   // reused: no allocation per token and layer
+        java.util.Arrays.fill(mine, false);
         for (int i = 0; i < sc.activeCount[b]; i++) mine[sc.active[b][i]] = true;
         for (int r = 0; r < ff; r++)
             if (!mine[r]) {

@@ -18,6 +18,7 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFValueType;
 import org.powerinfer4j.engine.gguf.GGUFWriter;
 import org.powerinfer4j.engine.gguf.MetadataValue;
+import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Quantizer;
 
@@ -48,6 +49,7 @@ public final class RandomModelGenerator {
     private int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
     private float stddev = 0.02f;
     private String name;
+    private PlantedSparsity.Spec sparse;
 
     /** Summary of a written model. */
     public record Result(Path path, long bytes, long parameters, int vocabSize, double seconds) {}
@@ -107,8 +109,26 @@ public final class RandomModelGenerator {
         return this;
     }
 
+    /**
+     * Write a PowerInfer ({@code PWRI}) ReLU-family model with a planted activation structure and working
+     * predictors instead of a dense one (see {@link PlantedSparsity}); null returns to dense.
+     */
+    public RandomModelGenerator sparseRelu(PlantedSparsity.Spec spec) {
+        this.sparse = spec;
+        if (spec != null && name.startsWith("random-llama-"))
+            name = name.replace("random-llama-", spec.activation() == FfnActivation.DRELU ? "random-bamboo-drelu-" : "random-llama-reglu-");
+        return this;
+    }
+
     public int vocabSize() {
         return vocabSize;
+    }
+
+    /** Parameters written, predictors included. */
+    long parameterCount() {
+        long p = shape.parameters(vocabSize);
+        if (sparse != null) p += (long) shape.layers() * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
+        return p;
     }
 
     /** llama.cpp's {@code llama_ftype} for a model whose matrices are all {@code t}. */
@@ -144,7 +164,7 @@ public final class RandomModelGenerator {
         try {
             GGUFWriter w = writer(pool);
             w.write(out);
-            return new Result(out, w.fileSize(), shape.parameters(vocabSize), vocabSize, (System.nanoTime() - t0) / 1e9);
+            return new Result(out, w.fileSize(), parameterCount(), vocabSize, (System.nanoTime() - t0) / 1e9);
         } finally {
             pool.shutdownNow();
         }
@@ -152,7 +172,8 @@ public final class RandomModelGenerator {
 
     private GGUFWriter writer(ExecutorService pool) {
         GGUFWriter w = new GGUFWriter();
-        String arch = "llama";
+        String arch = sparse != null && sparse.activation() == FfnActivation.DRELU ? "bamboo" : "llama";
+        if (sparse != null) w.magic(GGUFFile.MAGIC_PWRI);
         w.putString("general.architecture", arch);
         w.putString("general.name", name);
         w.putUInt32(arch + ".context_length", shape.contextLength());
@@ -168,25 +189,70 @@ public final class RandomModelGenerator {
         vocab.forEach(w::put);
         if (type.isQuantized()) w.putUInt32("general.quantization_version", 2);
         w.putUInt32("general.file_type", fileType(type));
+        if (sparse != null) w.putFloat32("powerinfer.sparse_threshold", 0f);
 
         int d = shape.dim(), kv = shape.kvDim(), ff = shape.ff();
+        PlantedSparsity plant = sparse == null ? null : new PlantedSparsity(sparse, d, ff, stddev, stddev, seed);
         int index = 0;   // seeds each matrix's chunks
-        matrix(w, pool, "token_embd.weight", d, vocabSize, index++);
+        int embIndex = index++;
+        matrix(w, pool, "token_embd.weight", d, vocabSize, null,
+                plant == null ? gaussian(embIndex, d, stddev) : (chunk, r0, n) -> plant.embeddingRows(mix(seed, embIndex, chunk), n));
         for (int l = 0; l < shape.layers(); l++) {
             String p = "blk." + l + ".";
             norm(w, p + "attn_norm.weight", d);
-            matrix(w, pool, p + "attn_q.weight", d, d, index++);
-            matrix(w, pool, p + "attn_k.weight", d, kv, index++);
-            matrix(w, pool, p + "attn_v.weight", d, kv, index++);
-            matrix(w, pool, p + "attn_output.weight", d, d, index++);
+            matrix(w, pool, p + "attn_q.weight", d, d, null, gaussian(index++, d, stddev));
+            matrix(w, pool, p + "attn_k.weight", d, kv, null, gaussian(index++, d, stddev));
+            matrix(w, pool, p + "attn_v.weight", d, kv, null, gaussian(index++, d, stddev));
+            matrix(w, pool, p + "attn_output.weight", d, d, null, gaussian(index++, d, plant == null ? stddev : plant.attnOutputStddev()));
             norm(w, p + "ffn_norm.weight", d);
-            matrix(w, pool, p + "ffn_gate.weight", d, ff, index++);
-            matrix(w, pool, p + "ffn_up.weight", d, ff, index++);
-            matrix(w, pool, p + "ffn_down.weight", ff, d, index++);
+            if (plant == null) {
+                matrix(w, pool, p + "ffn_gate.weight", d, ff, null, gaussian(index++, d, stddev));
+                matrix(w, pool, p + "ffn_up.weight", d, ff, null, gaussian(index++, d, stddev));
+                matrix(w, pool, p + "ffn_down.weight", ff, d, null, gaussian(index++, ff, stddev));
+            } else {
+                // the layer's plan is built when its first tensor is written and shared by the rest
+                int layer = l;
+                var plan = new Object() {
+                    private PlantedSparsity.Layer value;
+
+                    synchronized PlantedSparsity.Layer get() {
+                        if (value == null) value = plant.layer(layer);
+                        return value;
+                    }
+                };
+                matrix(w, pool, p + "ffn_gate.weight", d, ff, null, (chunk, r0, n) -> plan.get().gateRows(r0, n));
+                if (sparse.activation() == FfnActivation.DRELU)
+                    matrix(w, pool, p + "ffn_up.weight", d, ff, null, (chunk, r0, n) -> plan.get().dreluUpRows(r0, n));
+                else matrix(w, pool, p + "ffn_up.weight", d, ff, null, gaussian(index, d, stddev));
+                index++;
+                int downIndex = index++;
+                matrix(w, pool, p + "ffn_down_t.weight", d, ff, null, (chunk, r0, n) -> gaussianRows(downIndex, chunk, n * d, plan.get().downStddev()));
+                int h = plant.hidden();
+                matrix(w, pool, p + "fc1.weight", d, h, GGMLType.F16, (chunk, r0, n) -> plan.get().fc1Rows(r0, n));
+                matrix(w, pool, p + "fc2.weight", h, ff, GGMLType.F16, (chunk, r0, n) -> plan.get().fc2Rows(r0, n));
+            }
         }
         norm(w, "output_norm.weight", d);
-        if (!shape.tiedEmbeddings()) matrix(w, pool, "output.weight", d, vocabSize, index++);
+        if (!shape.tiedEmbeddings()) matrix(w, pool, "output.weight", d, vocabSize, null, gaussian(index++, d, stddev));
         return w;
+    }
+
+    /** Rows [r0, r0+n) of one matrix, as floats; called for chunk {@code chunk} from pool threads. */
+    @FunctionalInterface
+    private interface RowSource {
+        float[] rows(int chunk, int r0, int n);
+    }
+
+    /** N(0, sd²) entries, one generator per chunk seeded from (seed, tensor index, chunk). */
+    private RowSource gaussian(int tensorIndex, int cols, float sd) {
+        return (chunk, r0, n) -> gaussianRows(tensorIndex, chunk, n * cols, sd);
+    }
+
+    private float[] gaussianRows(int tensorIndex, int chunk, int count, float sd) {
+        SplittableRandom r = new SplittableRandom(mix(seed, tensorIndex, chunk));
+        float[] x = new float[count];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * sd);
+        return x;
     }
 
     private static void norm(GGUFWriter w, String name, int n) {
@@ -197,9 +263,12 @@ public final class RandomModelGenerator {
         });
     }
 
-    /** A {@code rows × cols} matrix ({@code ne = {cols, rows}}) generated in chunks of whole rows. */
-    private void matrix(GGUFWriter w, ExecutorService pool, String name, int cols, int rows, int tensorIndex) {
-        GGMLType t = matrixType(cols);
+    /**
+     * A {@code rows × cols} matrix ({@code ne = {cols, rows}}) generated in chunks of whole rows, stored in
+     * {@code forced} or else {@link #matrixType}.
+     */
+    private void matrix(GGUFWriter w, ExecutorService pool, String name, int cols, int rows, GGMLType forced, RowSource source) {
+        GGMLType t = forced != null ? forced : matrixType(cols);
         int chunkRows = Math.max(1, CHUNK_ELEMENTS / cols);
         int chunks = (rows + chunkRows - 1) / chunkRows;
         w.addTensor(name, t, new long[] {cols, rows}, out -> {
@@ -211,7 +280,7 @@ public final class RandomModelGenerator {
                     while (next < chunks && window.size() < 2 * threads) {
                         int chunk = next++;
                         int r0 = chunk * chunkRows, n = Math.min(chunkRows, rows - r0);
-                        window.add(pool.submit(() -> chunk(t, tensorIndex, chunk, cols, n)));
+                        window.add(pool.submit(() -> Quantizer.quantize(t, source.rows(chunk, r0, n))));
                     }
                     byte[] bytes = window.poll().get();
                     out.write(bytes, 0, bytes.length);
@@ -225,13 +294,6 @@ public final class RandomModelGenerator {
                 for (Future<byte[]> f : window) f.cancel(true);
             }
         });
-    }
-
-    private byte[] chunk(GGMLType t, int tensorIndex, int chunk, int cols, int rows) {
-        SplittableRandom r = new SplittableRandom(mix(seed, tensorIndex, chunk));
-        float[] x = new float[cols * rows];
-        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * stddev);
-        return Quantizer.quantize(t, x);
     }
 
     /** A well-spread 64-bit seed for one chunk (SplitMix64 finalizer over the three inputs). */
