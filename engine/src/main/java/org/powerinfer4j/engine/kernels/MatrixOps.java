@@ -140,20 +140,38 @@ public final class MatrixOps {
             b = FloatVector.fromArray(F, x, x2 + k);
             c02 = a0.fma(b, c02); c12 = a1.fma(b, c12); c22 = a2.fma(b, c22); c32 = a3.fma(b, c32);
         }
-        out[o0] = Simd.sum(c00) + tail(w, w0, x, x0, k, n);
-        out[o0 + 1] = Simd.sum(c10) + tail(w, w1, x, x0, k, n);
-        out[o0 + 2] = Simd.sum(c20) + tail(w, w2, x, x0, k, n);
-        out[o0 + 3] = Simd.sum(c30) + tail(w, w3, x, x0, k, n);
+        // fixed-order lane sums (as Simd.sum, but through one array: a dozen reductions inline would push this
+        // kernel past C2's node budget); reduceLanes' order differs between C2 and the interpreter
+        float[] lanes = LANES.get();
+        c00.intoArray(lanes, 0); c10.intoArray(lanes, FL); c20.intoArray(lanes, 2 * FL); c30.intoArray(lanes, 3 * FL);
+        c01.intoArray(lanes, 4 * FL); c11.intoArray(lanes, 5 * FL); c21.intoArray(lanes, 6 * FL); c31.intoArray(lanes, 7 * FL);
+        c02.intoArray(lanes, 8 * FL); c12.intoArray(lanes, 9 * FL); c22.intoArray(lanes, 10 * FL); c32.intoArray(lanes, 11 * FL);
+        sumLanes(lanes);
+        out[o0] = lanes[12 * FL + 0] + tail(w, w0, x, x0, k, n);
+        out[o0 + 1] = lanes[12 * FL + 1] + tail(w, w1, x, x0, k, n);
+        out[o0 + 2] = lanes[12 * FL + 2] + tail(w, w2, x, x0, k, n);
+        out[o0 + 3] = lanes[12 * FL + 3] + tail(w, w3, x, x0, k, n);
         o0 += rows;
-        out[o0] = Simd.sum(c01) + tail(w, w0, x, x1, k, n);
-        out[o0 + 1] = Simd.sum(c11) + tail(w, w1, x, x1, k, n);
-        out[o0 + 2] = Simd.sum(c21) + tail(w, w2, x, x1, k, n);
-        out[o0 + 3] = Simd.sum(c31) + tail(w, w3, x, x1, k, n);
+        out[o0] = lanes[12 * FL + 4] + tail(w, w0, x, x1, k, n);
+        out[o0 + 1] = lanes[12 * FL + 5] + tail(w, w1, x, x1, k, n);
+        out[o0 + 2] = lanes[12 * FL + 6] + tail(w, w2, x, x1, k, n);
+        out[o0 + 3] = lanes[12 * FL + 7] + tail(w, w3, x, x1, k, n);
         o0 += rows;
-        out[o0] = Simd.sum(c02) + tail(w, w0, x, x2, k, n);
-        out[o0 + 1] = Simd.sum(c12) + tail(w, w1, x, x2, k, n);
-        out[o0 + 2] = Simd.sum(c22) + tail(w, w2, x, x2, k, n);
-        out[o0 + 3] = Simd.sum(c32) + tail(w, w3, x, x2, k, n);
+        out[o0] = lanes[12 * FL + 8] + tail(w, w0, x, x2, k, n);
+        out[o0 + 1] = lanes[12 * FL + 9] + tail(w, w1, x, x2, k, n);
+        out[o0 + 2] = lanes[12 * FL + 10] + tail(w, w2, x, x2, k, n);
+        out[o0 + 3] = lanes[12 * FL + 11] + tail(w, w3, x, x2, k, n);
+    }
+
+    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[12 * FL + 12]);
+
+    /** lanes[12·FL + i] = Σ_l lanes[i·FL + l], added in lane order, for the twelve stored accumulators. */
+    private static void sumLanes(float[] lanes) {
+        for (int i = 0; i < 12; i++) {
+            float sum = 0f;
+            for (int l = 0; l < FL; l++) sum += lanes[i * FL + l];
+            lanes[12 * FL + i] = sum;
+        }
     }
 
     /** Σ w[wo+i]·x[xo+i] for i in [k, n): the part of a row the vector loop did not cover. */

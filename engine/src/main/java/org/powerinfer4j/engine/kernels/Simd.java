@@ -49,13 +49,25 @@ public final class Simd {
      * results bit-identical across runs and thread counts.
      */
     public static float sum(FloatVector v) {
-        FloatVector x = v;
-        int n = x.length();   // a constant once C2 knows the species, so the branches fold away
-        if (n >= 16) x = x.add(x.slice(8));
-        if (n >= 8) x = x.add(x.slice(4));
-        if (n >= 4) x = x.add(x.slice(2));
-        x = x.add(x.slice(1));
-        return x.lane(0);
+        // split into tiny steps: C2 inlines methods under 35 bytes of bytecode at any call site; a single larger
+        // method is refused inside big kernels ("callee is too large"), and a non-inlined call boxes the vector
+        return fold1(fold2(fold4(fold8(v)))).lane(0);
+    }
+
+    private static FloatVector fold8(FloatVector x) {
+        return x.length() >= 16 ? x.add(x.slice(8)) : x;
+    }
+
+    private static FloatVector fold4(FloatVector x) {
+        return x.length() >= 8 ? x.add(x.slice(4)) : x;
+    }
+
+    private static FloatVector fold2(FloatVector x) {
+        return x.length() >= 4 ? x.add(x.slice(2)) : x;
+    }
+
+    private static FloatVector fold1(FloatVector x) {
+        return x.add(x.slice(1));
     }
 
     private static VectorSpecies<Float> floatSpecies() {
