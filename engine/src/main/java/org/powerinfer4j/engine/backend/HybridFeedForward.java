@@ -25,7 +25,7 @@ import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
-import org.powerinfer4j.engine.sparse.SparseOps;
+import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.sparse.SparsityStats;
 import org.powerinfer4j.engine.tensor.Tensor;
 

@@ -2,7 +2,7 @@ package org.powerinfer4j.engine.model;
 
 import org.powerinfer4j.engine.kernels.FloatKernels;
 import org.powerinfer4j.engine.kernels.Kernels;
-import org.powerinfer4j.engine.kernels.RowKernel;
+import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.Tensor;
 
@@ -49,26 +49,16 @@ public final class DenseFeedForward implements FeedForward {
         }
     }
 
-    /** y[b] = Σ_r h[b][r] · downT[r,:]; each thread owns a column slice of y, rows dequantized block-wise. */
+    /** y[b] = Σ_r h[b][r] · downT[r,:] over every neuron (zero activations skipped), via the shared sparse axpy. */
     static void downTransposed(WorkerPool pool, Tensor downT, float[] h, int batch, float[] y) {
-        int dim = downT.rowLength(), ff = downT.rows();
-        RowKernel k = Kernels.forType(downT.type());
-        int granule = downT.type().blockSize;
-        java.util.Arrays.fill(y, 0, batch * dim, 0f);
-        pool.forRange(dim, Math.max(granule, 16), (from, to, thread) -> {
-            int n = to - from;
-            float[] row = new float[n];
-            long colByte = downT.type().byteSize(from);
-            for (int r = 0; r < ff; r++) {
-                boolean any = false;
-                for (int b = 0; b < batch && !any; b++) any = h[b * ff + r] != 0f;
-                if (!any) continue;
-                k.dequantize(downT.data(), downT.rowOffset(r) + colByte, row, 0, n);
-                for (int b = 0; b < batch; b++) {
-                    float hv = h[b * ff + r];
-                    if (hv != 0f) FloatKernels.axpy(hv, row, 0, y, b * dim + from, n);
-                }
-            }
-        });
+        int ff = downT.rows();
+        SparseOps.sparseAxpy(pool, downT, allRows(ff), ff, h, ff, batch, y);
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Integer, int[]> ALL_ROWS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** 0..n-1, shared (read-only) per size. */
+    private static int[] allRows(int n) {
+        return ALL_ROWS.computeIfAbsent(n, k -> java.util.stream.IntStream.range(0, k).toArray());
     }
 }

@@ -1,6 +1,7 @@
 package org.powerinfer4j.engine.sparse;
 
 import org.powerinfer4j.engine.kernels.MatrixOps;
+import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;

@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.powerinfer4j.engine.kernels.Kernels;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.RopeType;
-import org.powerinfer4j.engine.sparse.SparseOps;
+import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 

@@ -1,4 +1,4 @@
-package org.powerinfer4j.engine.sparse;
+package org.powerinfer4j.engine.kernels;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,6 @@ import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
-import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Quantizer;
 import org.powerinfer4j.engine.tensor.Tensor;

@@ -1,12 +1,8 @@
-package org.powerinfer4j.engine.sparse;
+package org.powerinfer4j.engine.kernels;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.powerinfer4j.engine.kernels.FloatKernels;
-import org.powerinfer4j.engine.kernels.Kernels;
-import org.powerinfer4j.engine.kernels.RowKernel;
-import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
