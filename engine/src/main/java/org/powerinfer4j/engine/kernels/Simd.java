@@ -42,32 +42,26 @@ public final class Simd {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /**
-     * Sum of the lanes in a fixed pairwise order (lane i += lane i+half, halving). {@code reduceLanes(ADD)} leaves
-     * the float summation order unspecified, and C2's intrinsic and the interpreter's fallback do differ — so a
-     * dot product's last bits would depend on whether its kernel had been JIT-compiled yet, which varies with
-     * thread count and timing. Lane-wise adds are exact IEEE operations in every execution mode, so this keeps
-     * results bit-identical across runs and thread counts.
+     * Sum of the lanes, added in lane order. {@code reduceLanes(ADD)} leaves the float summation order unspecified,
+     * and C2's intrinsic and the interpreter's fallback do differ — so a dot product's last bits would depend on
+     * whether its kernel had been JIT-compiled yet, which varies with thread count and timing. Here the vector is
+     * stored (exact in every execution mode) and its lanes added by scalar code in a fixed order.
+     *
+     * <p>Kept under 35 bytes of bytecode so C2 inlines it even into the big kernels (where a vector-typed callee
+     * that is not inlined gets boxed and runs the slow fallback); the lane loop is a separate, vector-free method.
      */
     public static float sum(FloatVector v) {
-        // split into tiny steps: C2 inlines methods under 35 bytes of bytecode at any call site; a single larger
-        // method is refused inside big kernels ("callee is too large"), and a non-inlined call boxes the vector
-        return fold1(fold2(fold4(fold8(v)))).lane(0);
+        float[] lanes = LANES.get();
+        v.intoArray(lanes, 0);
+        return addLanes(lanes, v.length());   // v may be of another width (offline.Vec uses the preferred species)
     }
 
-    private static FloatVector fold8(FloatVector x) {
-        return x.length() >= 16 ? x.add(x.slice(8)) : x;
-    }
+    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[64]);
 
-    private static FloatVector fold4(FloatVector x) {
-        return x.length() >= 8 ? x.add(x.slice(4)) : x;
-    }
-
-    private static FloatVector fold2(FloatVector x) {
-        return x.length() >= 4 ? x.add(x.slice(2)) : x;
-    }
-
-    private static FloatVector fold1(FloatVector x) {
-        return x.add(x.slice(1));
+    private static float addLanes(float[] lanes, int n) {
+        float s = 0f;
+        for (int i = 0; i < n; i++) s += lanes[i];
+        return s;
     }
 
     private static VectorSpecies<Float> floatSpecies() {
