@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.offline;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import org.powerinfer4j.engine.hub.TerminalProgress;
 
 /** A one-line progress bar for stderr: done/total, rate, ETA; redrawn at most every 100 ms. */
 public final class ProgressBar {
@@ -30,14 +31,8 @@ public final class ProgressBar {
         int width = 30, fill = (int) Math.round(frac * width);
         double secs = elapsedNanos / 1e9;
         double rate = secs > 0 ? done / secs : 0;
-        String eta = rate > 0 ? clock((total - done) / rate) : "--:--";
+        String eta = rate > 0 ? TerminalProgress.formatDuration((long) ((total - done) / rate * 1e9)) : "--:--";
         return String.format(Locale.ROOT, "%s [%s%s] %3.0f%% %,d/%,d %s  %,.0f %s/s  ETA %s  ", label, "#".repeat(fill),
                 " ".repeat(width - fill), 100 * frac, done, total, unit, rate, unit, eta);
-    }
-
-    static String clock(double seconds) {
-        long s = Math.round(seconds);
-        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
-                : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
     }
 }
