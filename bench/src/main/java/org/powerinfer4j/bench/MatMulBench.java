@@ -18,7 +18,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
-import org.powerinfer4j.engine.tensor.GGMLType;
 
 /** Prefill path: matMul of a cols × rows weight matrix with a batch of activations; {@code gflops} is GFLOP/s (2·rows·cols·batch per op). */
 @State(Scope.Benchmark)
@@ -29,7 +28,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
 public class MatMulBench {
 
-    @Param({"Q8_0", "Q4_0", "Q4_K", "Q6_K", "F16", "F32"})
+    @Param({"Q8_0", "Q4_0", "Q4_0_REPACKED", "Q4_K", "Q6_K", "F16", "F32"})
     public String type;
 
     @Param({"1", "2"})
@@ -58,7 +57,7 @@ public class MatMulBench {
     @Setup(Level.Trial)
     public void setup() {
         arena = Arena.ofShared();
-        weights = new WeightData(arena, GGMLType.valueOf(type), cols, rows, 0, 42);
+        weights = WeightData.forParam(arena, type, cols, rows, 0, 42);
         pool = new WorkerPool(threads);
         x = WeightData.randomFloats(batch * cols, 1);
         out = new float[batch * rows];

@@ -19,7 +19,6 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.Simd;
 import org.powerinfer4j.engine.kernels.WorkerPool;
-import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
  * Decode path: one matVec of a cols × rows weight matrix per op, rotating over copies spanning 256 MiB so the
@@ -34,7 +33,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
 public class MatVecBench {
 
-    @Param({"Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q5_K", "Q6_K", "F16", "BF16", "F32"})
+    @Param({"Q8_0", "Q4_0", "Q4_0_REPACKED", "Q4_1", "Q4_K", "Q5_K", "Q6_K", "F16", "BF16", "F32"})
     public String type;
 
     @Param({"1", "2"})
@@ -62,7 +61,7 @@ public class MatVecBench {
     @Setup(Level.Trial)
     public void setup() {
         arena = Arena.ofShared();
-        weights = new WeightData(arena, GGMLType.valueOf(type), cols, rows, WeightData.MIN_WORKING_SET, 42);
+        weights = WeightData.forParam(arena, type, cols, rows, WeightData.MIN_WORKING_SET, 42);
         pool = new WorkerPool(threads);
         x = WeightData.randomFloats(cols, 1);
         out = new float[rows];
@@ -79,7 +78,7 @@ public class MatVecBench {
     public float matVec(Traffic traffic) {
         MatrixOps.matVec(pool, weights.copies[next], x, 0, out, 0);
         if (++next == weights.copies.length) next = 0;
-        traffic.gbps += weights.matrixBytes * 1e-9;
+        traffic.gbps += weights.streamedBytes() * 1e-9;
         return out[0];
     }
 }

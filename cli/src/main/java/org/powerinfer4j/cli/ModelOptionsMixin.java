@@ -60,6 +60,11 @@ public final class ModelOptionsMixin {
             description = "Activation statistics for planning under --vram-budget (default: MODEL with .activations.gguf when it exists, else uniform).")
     Path gpuActivations;
 
+    @Option(names = "--no-repack",
+            description = "Compute dense products straight from the mapped Q4_0 blocks instead of a repacked copy made at load "
+                    + "(saves ~1.1× those matrices' size in memory and the copy's time; decode and prefill are slower).")
+    boolean noRepack;
+
     /** The thread counts given with -t (bench runs each); empty when not given. */
     public java.util.List<Integer> threadCounts() {
         return threads == null ? java.util.List.of() : threads;
@@ -81,7 +86,7 @@ public final class ModelOptionsMixin {
         if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
         if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
-        return o.withGpu(gpuOptions());
+        return o.withGpu(gpuOptions()).withRepack(!noRepack);
     }
 
     private GpuOptions gpuOptions() {

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
+import org.powerinfer4j.engine.tensor.RepackedQ4_0;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -50,16 +51,47 @@ public final class MatrixOps {
         Objects.checkFromToIndex(rowFrom, rowTo, w.rows());
         Objects.checkFromIndexSize(xOff, n, x.length);
         Objects.checkFromIndexSize(outOff, rowTo - rowFrom, out.length);
+        int rows = rowTo - rowFrom;
+        RepackedQ4_0 rep = w.repacked();
+        if (rep != null && RepackedQ4Kernels.SUPPORTED) {
+            matVecRepacked(pool, rep, rowFrom, rows, x, xOff, out, outOff);
+            return;
+        }
         RowKernel k = Kernels.forType(w.type());
         MemorySegment data = w.data();
         long rowBytes = w.rowBytes();
-        int rows = rowTo - rowFrom;
         if (pool.threads() == 1 || (long) rows * n < parallelThreshold) {
             matVecRows(k, data, rowBytes, n, rowFrom, 0, rows, x, xOff, out, outOff);
         } else {
             pool.forRange(rows, ROW_GRANULE, (from, to, t) -> matVecRows(k, data, rowBytes, n, rowFrom, from, to, x, xOff, out, outOff));
         }
     }
+
+    /** {@link #matVec} over repacked Q4_0: x permuted once on the calling thread, then rows four at a time. */
+    private static void matVecRepacked(WorkerPool pool, RepackedQ4_0 rep, int rowFrom, int rows, float[] x, int xOff, float[] out, int outOff) {
+        int np = rep.paddedLength();
+        float[] xp = PERMUTED_X.get(), xs8 = PERMUTED_XS.get();
+        if (xp.length < np) PERMUTED_X.set(xp = new float[np]);
+        if (xs8.length < np / 8) PERMUTED_XS.set(xs8 = new float[np / 8]);
+        RepackedQ4_0.permute(x, xOff, rep.rowLength(), xp, 0, xs8);
+        float[] fxp = xp, fxs8 = xs8;
+        if (pool.threads() == 1 || (long) rows * np < parallelThreshold) {
+            matVecRepackedRows(rep, rowFrom, 0, rows, fxp, fxs8, out, outOff);
+        } else {
+            pool.forRange(rows, ROW_GRANULE, (from, to, t) -> matVecRepackedRows(rep, rowFrom, from, to, fxp, fxs8, out, outOff));
+        }
+    }
+
+    private static void matVecRepackedRows(RepackedQ4_0 rep, int rowBase, int from, int to, float[] xp, float[] xs8, float[] out, int outOff) {
+        float[] lanes = LANES.get();
+        int r = from;
+        for (; r < to && ((rowBase + r) & 3) != 0; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
+        for (; r + 4 <= to; r += 4) RepackedQ4Kernels.dot4(rep, rowBase + r, xp, xs8, out, outOff + r, lanes);
+        for (; r < to; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
+    }
+
+    private static final ThreadLocal<float[]> PERMUTED_X = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> PERMUTED_XS = ThreadLocal.withInitial(() -> new float[0]);
 
     private static void matVecRows(RowKernel k, MemorySegment data, long rowBytes, int n, int rowBase, int from, int to,
                                    float[] x, int xOff, float[] out, int outOff) {
@@ -79,23 +111,42 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
+        RepackedQ4_0 rep = w.repacked();
+        if (rep != null && RepackedQ4Kernels.SUPPORTED) {
+            // rows dequantized in the repacked (permuted) column order, so permute the batch the same way once
+            int np = rep.paddedLength();
+            float[] xp = PERMUTED_X.get();
+            if (xp.length < batch * np) PERMUTED_X.set(xp = new float[batch * np]);
+            for (int b = 0; b < batch; b++) RepackedQ4_0.permute(x, b * n, n, xp, b * np, null);
+            float[] fxp = xp;
+            PanelSource src = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
+            if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) matMulRows(src, np, rows, 0, rows, fxp, batch, out);
+            else pool.forRange(rows, MR, (from, to, t) -> matMulRows(src, np, rows, from, to, fxp, batch, out));
+            return;
+        }
         RowKernel k = Kernels.forType(w.type());
+        MemorySegment data = w.data();
+        PanelSource src = (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
         if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) {
-            matMulRows(k, w, 0, rows, x, batch, out);
+            matMulRows(src, n, rows, 0, rows, x, batch, out);
         } else {
-            pool.forRange(rows, MR, (from, to, t) -> matMulRows(k, w, from, to, x, batch, out));
+            pool.forRange(rows, MR, (from, to, t) -> matMulRows(src, n, rows, from, to, x, batch, out));
         }
     }
 
+    /** Writes one weight row as n floats to dst[off..]: the matrix's dequantize, in whatever column order x uses. */
+    @FunctionalInterface
+    private interface PanelSource {
+        void rowTo(int row, float[] dst, int off);
+    }
+
     /** One thread's share: panels of rows dequantized once, then multiplied with every batch column. */
-    private static void matMulRows(RowKernel k, Tensor w, int from, int to, float[] x, int batch, float[] out) {
-        int n = w.rowLength(), rows = w.rows();
+    private static void matMulRows(PanelSource src, int n, int rows, int from, int to, float[] x, int batch, float[] out) {
         int panel = Math.max(MR, Math.min(64, PANEL_FLOATS / Math.max(1, n)) / MR * MR);
         float[] scratch = scratch(panel * n);
-        MemorySegment data = w.data();
         for (int p0 = from; p0 < to; p0 += panel) {
             int pRows = Math.min(panel, to - p0);
-            for (int r = 0; r < pRows; r++) k.dequantize(data, w.rowOffset(p0 + r), scratch, r * n, n);
+            for (int r = 0; r < pRows; r++) src.rowTo(p0 + r, scratch, r * n);
             int b = 0;
             // with the vector path disabled everything goes through the (scalar) FloatKernels.dot below
             for (; Simd.ENABLED && b + NB <= batch; b += NB) {
@@ -140,39 +191,30 @@ public final class MatrixOps {
             b = FloatVector.fromArray(F, x, x2 + k);
             c02 = a0.fma(b, c02); c12 = a1.fma(b, c12); c22 = a2.fma(b, c22); c32 = a3.fma(b, c32);
         }
-        // fixed-order lane sums (as Simd.sum, but through one array: a dozen reductions inline would push this
-        // kernel past C2's node budget); reduceLanes' order differs between C2 and the interpreter
+        // fixed-order lane sums, four accumulators (one batch column) per vector tree; reduceLanes' order differs
+        // between C2 and the interpreter
         float[] lanes = LANES.get();
-        c00.intoArray(lanes, 0); c10.intoArray(lanes, FL); c20.intoArray(lanes, 2 * FL); c30.intoArray(lanes, 3 * FL);
-        c01.intoArray(lanes, 4 * FL); c11.intoArray(lanes, 5 * FL); c21.intoArray(lanes, 6 * FL); c31.intoArray(lanes, 7 * FL);
-        c02.intoArray(lanes, 8 * FL); c12.intoArray(lanes, 9 * FL); c22.intoArray(lanes, 10 * FL); c32.intoArray(lanes, 11 * FL);
-        sumLanes(lanes);
-        out[o0] = lanes[12 * FL + 0] + tail(w, w0, x, x0, k, n);
-        out[o0 + 1] = lanes[12 * FL + 1] + tail(w, w1, x, x0, k, n);
-        out[o0 + 2] = lanes[12 * FL + 2] + tail(w, w2, x, x0, k, n);
-        out[o0 + 3] = lanes[12 * FL + 3] + tail(w, w3, x, x0, k, n);
+        int st = Simd.SUM4_STRIDE;
+        Simd.sum4(c00, c10, c20, c30, lanes);
+        out[o0] = lanes[0] + tail(w, w0, x, x0, k, n);
+        out[o0 + 1] = lanes[st] + tail(w, w1, x, x0, k, n);
+        out[o0 + 2] = lanes[2 * st] + tail(w, w2, x, x0, k, n);
+        out[o0 + 3] = lanes[3 * st] + tail(w, w3, x, x0, k, n);
         o0 += rows;
-        out[o0] = lanes[12 * FL + 4] + tail(w, w0, x, x1, k, n);
-        out[o0 + 1] = lanes[12 * FL + 5] + tail(w, w1, x, x1, k, n);
-        out[o0 + 2] = lanes[12 * FL + 6] + tail(w, w2, x, x1, k, n);
-        out[o0 + 3] = lanes[12 * FL + 7] + tail(w, w3, x, x1, k, n);
+        Simd.sum4(c01, c11, c21, c31, lanes);
+        out[o0] = lanes[0] + tail(w, w0, x, x1, k, n);
+        out[o0 + 1] = lanes[st] + tail(w, w1, x, x1, k, n);
+        out[o0 + 2] = lanes[2 * st] + tail(w, w2, x, x1, k, n);
+        out[o0 + 3] = lanes[3 * st] + tail(w, w3, x, x1, k, n);
         o0 += rows;
-        out[o0] = lanes[12 * FL + 8] + tail(w, w0, x, x2, k, n);
-        out[o0 + 1] = lanes[12 * FL + 9] + tail(w, w1, x, x2, k, n);
-        out[o0 + 2] = lanes[12 * FL + 10] + tail(w, w2, x, x2, k, n);
-        out[o0 + 3] = lanes[12 * FL + 11] + tail(w, w3, x, x2, k, n);
+        Simd.sum4(c02, c12, c22, c32, lanes);
+        out[o0] = lanes[0] + tail(w, w0, x, x2, k, n);
+        out[o0 + 1] = lanes[st] + tail(w, w1, x, x2, k, n);
+        out[o0 + 2] = lanes[2 * st] + tail(w, w2, x, x2, k, n);
+        out[o0 + 3] = lanes[3 * st] + tail(w, w3, x, x2, k, n);
     }
 
     private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[12 * FL + 12]);
-
-    /** lanes[12·FL + i] = Σ_l lanes[i·FL + l], added in lane order, for the twelve stored accumulators. */
-    private static void sumLanes(float[] lanes) {
-        for (int i = 0; i < 12; i++) {
-            float sum = 0f;
-            for (int l = 0; l < FL; l++) sum += lanes[i * FL + l];
-            lanes[12 * FL + i] = sum;
-        }
-    }
 
     /** Σ w[wo+i]·x[xo+i] for i in [k, n): the part of a row the vector loop did not cover. */
     private static float tail(float[] w, int wo, float[] x, int xo, int k, int n) {

@@ -64,6 +64,39 @@ public final class Simd {
         return s;
     }
 
+    // ---- four lane sums at once ----
+    // A fixed tree of vector adds (a transposing reduction: each level halves the lanes per accumulator and packs
+    // two accumulators into one vector) instead of 4·FL scalar adds: a dozen vector ops. Fixed order, so
+    // bit-identical in every execution mode, and an accumulator's sum does not depend on the other three.
+
+    /** Lane of {@link #sum4}'s result holding accumulator r's sum: {@code r·SUM4_STRIDE}. */
+    public static final int SUM4_STRIDE = Math.max(1, FL / 4);
+    private static final FloatVector LO = index(l -> l < FL / 2 ? l : FL + l - FL / 2);
+    private static final FloatVector HI = index(l -> l < FL / 2 ? FL / 2 + l : FL + l);
+    private static final FloatVector QA = index(l -> (l / SUM4_STRIDE % 2) * (FL / 2) + (l / (FL / 2)) * FL + l % SUM4_STRIDE);
+    private static final FloatVector QB = QA.add(SUM4_STRIDE);
+    private static final jdk.incubator.vector.VectorShuffle<Float> XOR2 = jdk.incubator.vector.VectorShuffle.fromOp(F, l -> l ^ 2);
+    private static final jdk.incubator.vector.VectorShuffle<Float> XOR1 = jdk.incubator.vector.VectorShuffle.fromOp(F, l -> l ^ 1);
+
+    private static FloatVector index(java.util.function.IntUnaryOperator f) {
+        float[] v = new float[FL];
+        for (int l = 0; l < FL; l++) v[l] = f.applyAsInt(l);
+        return FloatVector.fromArray(F, v, 0);
+    }
+
+    /**
+     * Stores into {@code lanes[0..FL)} a vector whose lane {@code r·SUM4_STRIDE} is the lane sum of {@code a_r}
+     * (vectors of species {@link #F}, which must have at least 4 lanes).
+     */
+    public static void sum4(FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3, float[] lanes) {
+        FloatVector u01 = LO.selectFrom(a0, a1).add(HI.selectFrom(a0, a1));    // lanes [0,FL/2): a0's, the rest a1's
+        FloatVector u23 = LO.selectFrom(a2, a3).add(HI.selectFrom(a2, a3));
+        FloatVector w = QA.selectFrom(u01, u23).add(QB.selectFrom(u01, u23)); // FL/4 lanes per accumulator, in order
+        if (FL >= 16) w = w.add(w.rearrange(XOR2));
+        if (FL >= 8) w = w.add(w.rearrange(XOR1));
+        w.intoArray(lanes, 0);
+    }
+
     private static VectorSpecies<Float> floatSpecies() {
         String bits = System.getProperty("powerinfer4j.vector.bits");
         if (bits == null || bits.isBlank()) return FloatVector.SPECIES_PREFERRED;

@@ -4,6 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFFormatException;
+import java.lang.foreign.Arena;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.RepackedQ4_0;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -81,6 +85,33 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     private static void checkShape(Tensor t, long in, long out) {
         if (t.ne().length != 2 || t.ne()[0] != in || t.ne()[1] != out)
             throw new ModelException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected [" + in + ", " + out + "]");
+    }
+
+    /**
+     * These weights with a {@link RepackedQ4_0} copy (allocated in {@code arena}) attached to every Q4_0 matrix the
+     * dense products read: attention projections, the output head, and — when {@code ffnToo} (the FFN runs dense)
+     * — the FFN matrices. Sparse FFN paths read single rows of the mapped file and keep the original layout.
+     * The copy runs on {@code pool}'s threads.
+     */
+    public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo) {
+        java.util.IdentityHashMap<Tensor, Tensor> done = new java.util.IdentityHashMap<>();
+        java.util.function.UnaryOperator<Tensor> rp = t -> {
+            if (t == null || t.type() != GGMLType.Q4_0 || t.repacked() != null) return t;
+            return done.computeIfAbsent(t, x -> {
+                RepackedQ4_0 r = RepackedQ4_0.allocate(arena, x.rowLength(), x.rows());
+                pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
+                return x.withRepacked(r);
+            });
+        };
+        LayerWeights[] ls = new LayerWeights[layers.length];
+        for (int i = 0; i < layers.length; i++) {
+            LayerWeights l = layers[i];
+            ls[i] = new LayerWeights(l.attnNorm(), rp.apply(l.wq()), rp.apply(l.wk()), rp.apply(l.wv()), rp.apply(l.wo()), l.ffnNorm(),
+                    ffnToo ? rp.apply(l.ffnGate()) : l.ffnGate(), ffnToo ? rp.apply(l.ffnUp()) : l.ffnUp(),
+                    ffnToo ? rp.apply(l.ffnDown()) : l.ffnDown(), l.ffnDownT(), l.predictorFc1(), l.predictorFc2());
+        }
+        // a tied output head keeps token_embd's mapped rows for the embedding lookup and gets its own repacked copy
+        return new ModelWeights(tokenEmbd, outputNorm, rp.apply(output), tiedOutput, ls);
     }
 
     /** Bytes of weights read per generated token (every matrix once; the embedding row is negligible). */

@@ -6,12 +6,24 @@ import java.util.Arrays;
 /**
  * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
  * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
- * The data segment is never copied to the heap.
+ * The data segment is never copied to the heap. {@code repacked} is null or a CPU-friendly copy of the same
+ * Q4_0 weights ({@link RepackedQ4_0}) that the dense matrix products use instead of {@code data}.
  */
-public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data) {
+public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedQ4_0 repacked) {
 
     public Tensor {
         ne = ne.clone();
+        if (repacked != null && (type != GGMLType.Q4_0 || ne.length != 2 || repacked.rowLength() != ne[0] || repacked.rows() != ne[1]))
+            throw new IllegalArgumentException(name + ": repacked planes do not match " + type + " " + Arrays.toString(ne));
+    }
+
+    public Tensor(String name, GGMLType type, long[] ne, MemorySegment data) {
+        this(name, type, ne, data, null);
+    }
+
+    /** This tensor with its repacked copy attached. */
+    public Tensor withRepacked(RepackedQ4_0 r) {
+        return new Tensor(name, type, ne, data, r);
     }
 
     public long elementCount() {

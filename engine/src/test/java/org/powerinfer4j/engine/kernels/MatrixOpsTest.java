@@ -111,6 +111,57 @@ class MatrixOpsTest {
         }
     }
 
+    // ---- repacked Q4_0 (tensor.RepackedQ4_0): the dense products read the repacked copy when one is attached ----
+
+    private static Matrix repacked(int n, int rows, Random r, Arena arena) {
+        Matrix m = Matrix.random(GGMLType.Q4_0, n, rows, r, arena);
+        org.powerinfer4j.engine.tensor.RepackedQ4_0 rep = org.powerinfer4j.engine.tensor.RepackedQ4_0.allocate(arena, n, rows);
+        rep.repackRows(m.tensor(), 0, rows);
+        return new Matrix(m.tensor().withRepacked(rep), m.w(), m.w0());
+    }
+
+    @Property(tries = 60)
+    void repackedMatVecMatchesNaiveLoopForAnyThreadsAndRowRange(@ForAll @IntRange(min = 1, max = 3) int threads,
+                                                                 @ForAll @IntRange(min = 1, max = 70) int rows, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 32 * (1 + r.nextInt(20));             // 32..640: whole chunks of 128 and padded ones
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads); WorkerPool one = new WorkerPool(1)) {
+            Matrix m = repacked(n, rows, r, arena);
+            int xOff = r.nextInt(5), outOff = r.nextInt(5);
+            float[] x = QuantData.randomFloats(r, n + xOff), out = new float[rows + outOff + 3];
+            out[rows + outOff] = 42f;
+            MatrixOps.matVec(pool, m.tensor(), x, xOff, out, outOff);
+            for (int i = 0; i < rows; i++) m.assertRow(i, x, xOff, out[outOff + i]);
+            assertThat(out[rows + outOff]).as("no write past the output").isEqualTo(42f);
+
+            // bit-identical on one thread, and for a row range starting anywhere (not only at a 4-row group)
+            float[] single = new float[rows + outOff];
+            MatrixOps.matVec(one, m.tensor(), x, xOff, single, outOff);
+            for (int i = 0; i < rows; i++) assertThat(single[outOff + i]).isEqualTo(out[outOff + i]);
+            int from = r.nextInt(rows), to = from + r.nextInt(rows - from + 1);
+            float[] part = new float[to - from + 1];
+            part[to - from] = 7f;
+            MatrixOps.matVec(pool, m.tensor(), from, to, x, xOff, part, 0);
+            for (int i = from; i < to; i++) assertThat(part[i - from]).isEqualTo(out[outOff + i]);
+            assertThat(part[to - from]).isEqualTo(7f);
+        }
+    }
+
+    @Property(tries = 40)
+    void repackedMatMulMatchesNaiveLoop(@ForAll @IntRange(min = 1, max = 3) int threads, @ForAll @IntRange(min = 2, max = 17) int batch,
+                                        @ForAll @IntRange(min = 1, max = 45) int rows, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 32 * (1 + r.nextInt(20));
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Matrix m = repacked(n, rows, r, arena);
+            float[] x = QuantData.randomFloats(r, batch * n), out = new float[batch * rows];
+            MatrixOps.matMul(pool, m.tensor(), x, batch, out);
+            for (int b = 0; b < batch; b++) {
+                for (int i = 0; i < rows; i++) m.assertRow(i, x, b * n, out[b * rows + i]);
+            }
+        }
+    }
+
     @Test
     void matMulOverSeveralPanelsAndThreads() {
         // long rows make panels of 4 rows, so one thread's share spans many panels

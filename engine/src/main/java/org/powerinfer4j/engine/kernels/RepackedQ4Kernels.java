@@ -1,0 +1,159 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.FL;
+import static org.powerinfer4j.engine.kernels.Simd.I;
+import static org.powerinfer4j.engine.kernels.Simd.LE;
+import static org.powerinfer4j.engine.tensor.RepackedQ4_0.CHUNK;
+import static org.powerinfer4j.engine.tensor.RepackedQ4_0.WORDS;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
+import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+
+/**
+ * Dot products and dequantization over {@link RepackedQ4_0} rows, against activations already permuted with
+ * {@link RepackedQ4_0#permute}. Per chunk and vector of words: for each of the 8 nibble positions k a shift, a
+ * mask, an int→float convert and one FMA with 16 permuted activations — no shuffles, no byte widening. Each lane
+ * starts at −8·Σx of its 8 columns, so the lane ends at Σ (q − 8)·x for one block, and one FMA with the lane's
+ * block scale folds it into the row's accumulator. Four rows at a time share every activation load.
+ *
+ * <p>{@link #dotReference} is the plain scalar definition the vector kernels are tested against.
+ */
+public final class RepackedQ4Kernels {
+    private RepackedQ4Kernels() {}
+
+    /** Whether the vector kernels can run here: the Vector API is enabled and a vector covers at most a chunk's 16 words. */
+    public static final boolean SUPPORTED = Simd.ENABLED && FL >= 4 && FL <= WORDS;
+
+    /** Lane l of a vector of words takes the scale of block l/4 (4 words per 32-column block). */
+    private static final VectorShuffle<Float> EXPAND = VectorShuffle.fromOp(F, l -> l / 4);
+
+    /** Scalar definition: Σ_col d(block)·(q − 8)·x[col] over the row in natural column order, x not permuted. */
+    public static float dotReference(RepackedQ4_0 m, int row, float[] x, int xOff) {
+        float sum = 0f;
+        for (int b = 0; b < m.rowLength() / 32; b++) {
+            float p = 0f;
+            for (int i = 0; i < 32; i++) p += (m.quant(row, b * 32 + i) - 8) * x[xOff + b * 32 + i];
+            sum += p * m.scale(row, b);
+        }
+        return sum;
+    }
+
+    /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link RepackedQ4_0#permute}. Bit-identical to {@link #dot4}'s result for that row. */
+    public static float dot(RepackedQ4_0 m, int row, float[] xp, float[] xs8) {
+        MemorySegment seg = m.data();
+        FloatVector acc = FloatVector.zero(F);
+        for (int c = 0; c < m.chunks(); c++) {
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
+                int xb = c * CHUNK + g;
+                FloatVector s = FloatVector.fromArray(F, xs8, c * WORDS + g);
+                for (int k = 0; k < 8; k++) {
+                    s = lowNibbles(w).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
+                    w = w.lanewise(VectorOperators.LSHR, 4);
+                }
+                acc = s.fma(blockScales(seg, so, g), acc);
+            }
+        }
+        float[] lanes = LANES.get();
+        FloatVector zero = FloatVector.zero(F);
+        Simd.sum4(acc, zero, zero, zero, lanes);
+        return lanes[0];
+    }
+
+    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[FL]);
+
+    /**
+     * {@code out[o..o+4)} = rows {@code row..row+3} · x. {@code lanes} is scratch of at least 4·{@link Simd#FL}
+     * floats for the fixed-order lane sums.
+     */
+    public static void dot4(RepackedQ4_0 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
+        if ((row & 3) != 0) throw new IllegalArgumentException("dot4 needs a row group start, not row " + row);
+        MemorySegment seg = m.data();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int c = 0; c < m.chunks(); c++) {
+            long t = m.wordsOffset(row, c);     // this chunk's tile: the 4 rows' words, then their scales
+            for (int g = 0; g < WORDS; g += FL) {
+                long qo = t + g * 4L;
+                IntVector w0 = IntVector.fromMemorySegment(I, seg, qo, LE);
+                IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
+                IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
+                IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
+                FloatVector s0 = FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
+                int xb = c * CHUNK + g;
+                // nibble k sits in the low 4 bits after k shifts by a constant 4 (a variable count 4k costs more)
+                for (int k = 0; k < 8; k++) {
+                    FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
+                    s0 = lowNibbles(w0).fma(xv, s0);
+                    s1 = lowNibbles(w1).fma(xv, s1);
+                    s2 = lowNibbles(w2).fma(xv, s2);
+                    s3 = lowNibbles(w3).fma(xv, s3);
+                    w0 = w0.lanewise(VectorOperators.LSHR, 4);
+                    w1 = w1.lanewise(VectorOperators.LSHR, 4);
+                    w2 = w2.lanewise(VectorOperators.LSHR, 4);
+                    w3 = w3.lanewise(VectorOperators.LSHR, 4);
+                }
+                long so = t + RepackedQ4_0.SCALES;
+                a0 = s0.fma(blockScales(seg, so, g), a0);
+                a1 = s1.fma(blockScales(seg, so + 16, g), a1);
+                a2 = s2.fma(blockScales(seg, so + 32, g), a2);
+                a3 = s3.fma(blockScales(seg, so + 48, g), a3);
+            }
+        }
+        Simd.sum4(a0, a1, a2, a3, lanes);
+        out[o] = lanes[0];
+        out[o + 1] = lanes[Simd.SUM4_STRIDE];
+        out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
+        out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
+    }
+
+    /**
+     * The low nibble of every word, as floats 0..15. The kernels keep their bodies small (loops, not unrolled
+     * copies): the Vector API's intermediate IR is large, and C2 stops inlining vector helpers into a kernel past
+     * a node budget — a helper left out of line boxes its vectors and runs the slow Java fallback.
+     */
+    private static FloatVector lowNibbles(IntVector w) {
+        return (FloatVector) w.and(0x0F).convert(VectorOperators.I2F, 0);
+    }
+
+    /** Scales for words g..g+FL-1 of a chunk whose row's 4 block scales start at {@code scalesOff}: word j is in block j/4. */
+    private static FloatVector blockScales(MemorySegment seg, long scalesOff, int g) {
+        return FloatVector.fromMemorySegment(F, seg, scalesOff + g, LE).rearrange(EXPAND);   // (g/4 blocks)·4 bytes
+    }
+
+    /**
+     * Row {@code row} dequantized in permuted order: {@code dst[off + permutedIndex(col)] = (q − 8)·d}, the same
+     * value bit for bit as Q4_0's dequantize (padded columns give −8·0 = −0). The prompt product multiplies these
+     * rows with permuted activations.
+     */
+    public static void dequantizePermuted(RepackedQ4_0 m, int row, float[] dst, int off) {
+        if (!SUPPORTED) {
+            dequantizePermutedScalar(m, row, dst, off);
+            return;
+        }
+        MemorySegment seg = m.data();
+        for (int c = 0; c < m.chunks(); c++) {
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
+                FloatVector d = blockScales(seg, so, g);
+                for (int k = 0; k < 8; k++) {
+                    lowNibbles(w).sub(8f).mul(d).intoArray(dst, off + c * CHUNK + WORDS * k + g);
+                    w = w.lanewise(VectorOperators.LSHR, 4);
+                }
+            }
+        }
+    }
+
+    /** Scalar form of {@link #dequantizePermuted}. */
+    public static void dequantizePermutedScalar(RepackedQ4_0 m, int row, float[] dst, int off) {
+        for (int col = 0; col < m.paddedLength(); col++) {
+            dst[off + RepackedQ4_0.permutedIndex(col)] = (m.quant(row, col) - 8) * m.scale(row, col / 32);
+        }
+    }
+}
