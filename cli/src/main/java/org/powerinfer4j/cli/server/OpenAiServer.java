@@ -231,12 +231,22 @@ public final class OpenAiServer implements AutoCloseable {
         if (declared > max) throw tooLarge(declared);
         try (InputStream in = Content.Source.asInputStream(request)) {
             byte[] body = in.readNBytes((int) max + 1);
-            if (body.length > max) throw tooLarge(-1);
+            if (body.length > max) {
+                // read (and drop) a bounded rest before answering: closing with unread bytes makes the kernel send
+                // a reset, which can destroy the 413 before the client reads it
+                long drained = 0;
+                for (int n; drained < DRAIN_LIMIT && (n = in.read(DRAIN_BUFFER.get())) >= 0; ) drained += n;
+                throw tooLarge(-1);
+            }
             return body;
         } catch (IOException e) {
             throw new ApiException(408, "invalid_request_error", "the request body did not arrive in time (or the connection failed)", null, "timeout");
         }
     }
+
+    /** How much of an oversized chunked body is read and dropped so the 413 arrives intact. */
+    private static final long DRAIN_LIMIT = 16L << 20;
+    private static final ThreadLocal<byte[]> DRAIN_BUFFER = ThreadLocal.withInitial(() -> new byte[16384]);
 
     private ApiException tooLarge(long declared) {
         return new ApiException(413, "invalid_request_error", "the request body" + (declared > 0 ? " (" + declared + " bytes)" : "")
