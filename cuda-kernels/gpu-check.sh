@@ -10,7 +10,8 @@
 #                                      Maven (-Dgroups=gpu); SANITIZE=1 runs them under compute-sanitizer memcheck.
 #                                      Writes device.txt, ptxas.txt and gpu-tests.txt under $OUT (default
 #                                      cuda-kernels/target/gpu-check); exit status 0 when tests ran and none failed,
-#                                      1 on failures, 3 when every test was skipped (CUDA unusable).
+#                                      1 on failures, 3 when every test was skipped (CUDA unusable). Then (BENCH=0
+#                                      skips it) the decode benchmark of the GPU issue, GpuBenchmark: gpu-bench.md.
 #
 # With the device tool: run "cuda-kernels/gpu-check.sh bundle" here, then
 #   run(command="bash cuda-kernels/gpu-check.sh", carry=["cuda-kernels/gpu-bundle"], timeout_s=300)
@@ -28,8 +29,8 @@ bundle() {
     rm -rf "$bundle"
     mkdir -p "$bundle/lib"
     # test libraries; the project's own modules come from the fresh target/ folders, and libraries the GPU tests
-    # do not use (JSON, property testing, proxies) stay behind to keep the bundle small
-    tr ':' '\n' < "$cp" | grep -v -e '/org/powerinfer4j/' -e '/jackson' -e '/jqwik' -e '/byte-buddy' | while read -r jar; do cp "$jar" "$bundle/lib/"; done
+    # do not use (proxies; Jinjava and its dependencies: chat templates) stay behind to keep the bundle small
+    tr ':' '\n' < "$cp" | grep -v -e '/org/powerinfer4j/' -e '/byte-buddy' -e '/jinjava' -e '/guava' -e '/javassist' -e '/commons-lang3' -e '/failureaccess' -e '/jsoup' -e '/commons-net' -e '/re2j' -e '/jline' | while read -r jar; do cp "$jar" "$bundle/lib/"; done
     rm -f "$cp"
     local launcher; launcher="$(ls ~/.m2/repository/org/junit/platform/junit-platform-launcher/*/junit-platform-launcher-*.jar | grep "/$(basename "$bundle"/lib/junit-platform-engine-*.jar .jar | sed 's/junit-platform-engine-//')/" | head -1)"
     cp "$launcher" "$bundle/lib/"
@@ -41,6 +42,13 @@ bundle() {
     javac -d "$tmp" -cp "$bundle/lib/*" cuda-kernels/src/gpu-check/GpuCheck.java
     jar --create --file "$bundle/lib/gpu-check.jar" -C "$tmp" .
     rm -rf "$tmp"
+    # the few test-data files the GPU tests and the benchmark read (the GPU machine has no ../shared)
+    local td; td="$(cd "$root/.." && pwd)/shared/testdata"
+    for f in models/stories260K.gguf models/quantized/stories260K-q4_0.gguf reference/stories260K.llamacpp.json \
+             reference/stories260K-q4_0.llamacpp.json vocab/ggml-vocab-llama-spm.gguf \
+             sparse/stories260K-relu.powerinfer.gguf sparse/reference.json sparse/activation_counts.json; do
+        mkdir -p "$bundle/testdata/$(dirname "$f")" && cp "$td/$f" "$bundle/testdata/$f"
+    done
     jlink --add-modules java.base,java.logging,java.management,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
         --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$bundle/jre"
     echo "gpu-check: bundle ready in $bundle ($(du -sh "$bundle" | cut -f1)); carry cuda-kernels/gpu-bundle"
@@ -67,13 +75,19 @@ run() {
     if [[ -x "$bundle/jre/bin/java" ]]; then
         echo "gpu-check: bundled runtime, tags '$tags', cuBLAS ${POWERINFER4J_CUBLAS:-(default search)}" | tee "$out/gpu-tests.txt"
         "${sanitize[@]}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx4g \
-            -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
+            -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
         status=${PIPESTATUS[0]}
+        if [[ "${BENCH:-1}" == 1 && $status -ne 3 ]]; then
+            # decode speed: CPU dense / predict / hybrid at 100-50-25% of the FFN / all layers on the GPU (GpuBenchmark)
+            timeout "${BENCH_TIMEOUT:-300}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+                -Xmx24g -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" org.powerinfer4j.engine.backend.GpuBenchmark \
+                "$out" "${BENCH_MODELS:-/tmp/pi4j-models}" 2>&1 | tee "$out/gpu-bench.log" || echo "gpu-check: benchmark did not finish" | tee -a "$out/gpu-bench.log"
+        fi
     elif command -v mvn >/dev/null 2>&1; then
         source "$root/scripts/find-jdk25.sh"
         local groups=(-Dgroups="$tags"); [[ "$tags" == all ]] && groups=()
         (cd "$root" && mvn -B -o -pl bindings,cuda-kernels,engine -am test "${groups[@]}" -Dsurefire.failIfNoSpecifiedTests=false \
-            -Dtest='org.powerinfer4j.bindings.**,org.powerinfer4j.engine.gpu.**') 2>&1 | tee "$out/gpu-tests.txt"
+            -Dtest='org.powerinfer4j.bindings.**,org.powerinfer4j.engine.gpu.**,org.powerinfer4j.engine.backend.**') 2>&1 | tee "$out/gpu-tests.txt"
         status=${PIPESTATUS[0]}
         cat "$root"/bindings/target/surefire-reports/*.txt "$root"/engine/target/surefire-reports/*gpu*.txt >> "$out/gpu-tests.txt" 2>/dev/null
     else

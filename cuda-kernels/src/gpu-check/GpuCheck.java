@@ -13,7 +13,7 @@ import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
- * Runs the GPU-related JUnit tests of PowerInfer4j (packages org.powerinfer4j.bindings and org.powerinfer4j.engine.gpu)
+ * Runs the GPU-related JUnit tests of PowerInfer4j (packages org.powerinfer4j.bindings, org.powerinfer4j.engine.gpu and org.powerinfer4j.engine.backend)
  * without Maven, for machines that have a GPU but no build tools (see gpu-check.sh). Argument: a tag expression
  * ("gpu" for the GPU tests only) or "all". Prints one line per test and a summary; exit status 0 when tests ran and
  * none failed, 1 on failures, 3 when every test was skipped.
@@ -22,7 +22,8 @@ public final class GpuCheck {
     public static void main(String[] args) {
         String tags = args.length > 0 ? args[0] : "gpu";
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectPackage("org.powerinfer4j.bindings"), selectPackage("org.powerinfer4j.engine.gpu"));
+                .selectors(selectPackage("org.powerinfer4j.bindings"), selectPackage("org.powerinfer4j.engine.gpu"),
+                        selectPackage("org.powerinfer4j.engine.backend"));
         if (!tags.equals("all")) b.filters(TagFilter.includeTags(tags));
         LauncherDiscoveryRequest request = b.build();
         PrintWriter out = new PrintWriter(System.out, true);

@@ -47,6 +47,7 @@ public final class BenchCommand implements Callable<Integer> {
             ModelOptions o = model.toOptions().withThreads(t);
             if (o.contextLength() == 0 || o.contextLength() < maxTokens) o = o.withContextLength(Math.max(maxTokens, 16));
             try (Model m = Model.open(model.checkedPath(), o)) {
+                if (!m.placementSummary().isEmpty()) System.err.println(m.placementSummary().strip());
                 for (int p : prompts) if (p > 0) rows.add(row(m, t, Benchmark.prefill(m, p, reps)));
                 for (int g : gens) if (g > 0) rows.add(row(m, t, Benchmark.decode(m, g, reps)));
             }
@@ -69,7 +70,10 @@ public final class BenchCommand implements Callable<Integer> {
         row.put("ffn_computed", st == null ? null : st.meanPredictedFraction());
         if (st != null) st.reset();
         var hybrid = m.hybridFeedForward();
-        row.put("backend", hybrid == null ? "CPU" : "CPU+" + m.options().gpu().mode().name().toLowerCase());
+        var layers = m.gpuLayers();
+        row.put("backend", hybrid != null ? "CPU+" + m.options().gpu().mode().name().toLowerCase()
+                : layers != null && !layers.failed() ? "CPU+" + m.options().gpu().mode().name().toLowerCase() + " ngl=" + layers.deviceLayers() + (layers.outputHeadOnDevice() ? "+head" : "")
+                : "CPU");
         row.put("gpu_overlap", hybrid == null ? null : hybrid.overlapStats().snapshot().overlap());
         row.put("gpu_budget_bytes", hybrid == null || !m.options().gpu().hasBudget() ? null : m.options().gpu().vramBudget());
         row.put("test", r.test());

@@ -54,6 +54,7 @@ public final class ChatCommand implements Callable<Integer> {
             PrintWriter out = terminal.writer();
             out.printf("%s, template %s, context %d. /exit to quit, /reset to forget, Ctrl-C stops an answer.%n",
                     m.file().path().getFileName(), template.name(), session.contextLength());
+            if (!m.placementSummary().isEmpty()) out.println(m.placementSummary().strip());
             List<ChatMessage> conversation = new ArrayList<>();
             if (system != null) conversation.add(ChatMessage.system(system));
             AtomicBoolean stop = new AtomicBoolean();

@@ -50,7 +50,11 @@ public final class ModelOptionsMixin {
                     + "simulated = the device semantics on CPU threads (testing). Default: auto when --vram-budget or --gpu-index is given, else off.")
     String gpu;
 
-    @Option(names = "--vram-budget", paramLabel = "GiB", description = "Device memory for the hybrid FFN, in GiB (fractions allowed); hot neurons are planned into it.")
+    @Option(names = {"-ngl", "--n-gpu-layers"}, paramLabel = "N",
+            description = "Dense models: run the last N layers whole on the GPU (N = layers + 1 also moves the output head; 999 = all), as llama.cpp.")
+    Integer gpuLayers;
+
+    @Option(names = "--vram-budget", paramLabel = "GiB", description = "Device memory in GiB (fractions allowed): the hybrid FFN's hot neurons are planned into it; for dense models, as many whole layers as fit (at most -ngl).")
     Double vramBudget;
 
     @Option(names = "--gpu-index", paramLabel = "FILE", description = "PowerInfer GPU index (.gpuidx, e.g. from plan) naming the hot neurons.")
@@ -92,9 +96,12 @@ public final class ModelOptionsMixin {
     private GpuOptions gpuOptions() {
         if (vramBudget != null && !(vramBudget >= 0 && vramBudget <= 1 << 20))
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--vram-budget must be a non-negative number of GiB");
-        GpuMode mode = gpu != null ? GpuMode.parse(gpu) : vramBudget != null || gpuIndex != null ? GpuMode.AUTO : GpuMode.OFF;
+        if (gpuLayers != null && gpuLayers < 0)
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "-ngl must be >= 0");
+        GpuMode mode = gpu != null ? GpuMode.parse(gpu)
+                : vramBudget != null || gpuIndex != null || (gpuLayers != null && gpuLayers > 0) ? GpuMode.AUTO : GpuMode.OFF;
         return new GpuOptions(mode, vramBudget == null ? -1 : (long) Math.floor(vramBudget * (1L << 30)), gpuIndex, gpuActivations,
-                GpuOptions.DEFAULT_COLD_MASK, GpuOptions.DEFAULT_TILE);
+                GpuOptions.DEFAULT_COLD_MASK, GpuOptions.DEFAULT_TILE, gpuLayers == null ? 0 : gpuLayers);
     }
 
     /** The model path: an existing file, else a cached model of that name; checked to be a regular file. */

@@ -1,12 +1,13 @@
 package org.powerinfer4j.engine.api;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.kernels.WorkerPool;
-
+import java.lang.foreign.Arena;
 import org.powerinfer4j.engine.kernels.RepackedQ4Kernels;
+import org.powerinfer4j.engine.backend.GpuLayers;
+import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;
 import org.powerinfer4j.engine.model.LayerWeights;
@@ -48,6 +49,7 @@ public final class Model implements AutoCloseable {
     private final SparsityStats stats;
     private TransposedDown transposedDown;
     private org.powerinfer4j.engine.backend.HybridFeedForward hybrid;
+    private GpuLayers gpuLayers;
     private float sparseThreshold = Float.NaN;
     private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
     /** Owns the repacked Q4_0 copies; closed with the model. */
@@ -67,6 +69,18 @@ public final class Model implements AutoCloseable {
         int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = Math.max(1, ctx);
         this.transformer = new Transformer(config, this.weights, feedForward());
+        GpuOptions g = options.gpu();
+        if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
+            System.err.println("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
+        if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
+            if (sparseMode != SparseMode.OFF)
+                System.err.println("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
+                        + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
+            else {
+                gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, System.err::println);
+                if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
+            }
+        }
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
@@ -100,7 +114,7 @@ public final class Model implements AutoCloseable {
     }
 
     private FeedForward feedForward() {
-        if (options.gpu().enabled() && sparseMode != SparseMode.PREDICT)
+        if (options.gpu().enabled() && sparseMode == SparseMode.EXACT && options.gpu().gpuLayers() == 0)
             System.err.println("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
                     + sparseMode.name().toLowerCase() + " runs on the CPU");
         if (sparseMode == SparseMode.OFF)
@@ -139,7 +153,11 @@ public final class Model implements AutoCloseable {
     /** The hybrid CPU/GPU FFN (placement summary, overlap), or null when the FFN runs on the CPU only. */
     public org.powerinfer4j.engine.backend.HybridFeedForward hybridFeedForward() { return hybrid; }
     /** The hybrid FFN's placement table and overlap line; empty when the FFN runs on the CPU only. */
-    public String placementSummary() { return hybrid == null ? "" : hybrid.summary(); }
+    public String placementSummary() {
+        return hybrid != null ? hybrid.summary() : gpuLayers != null ? gpuLayers.summary() : "";
+    }
+    /** Whole layers on the GPU ({@code -ngl}), or null when they all run on the CPU. */
+    public GpuLayers gpuLayers() { return gpuLayers; }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
     public SparsityStats sparsityStats() { return stats; }
 
@@ -167,6 +185,7 @@ public final class Model implements AutoCloseable {
     public void close() {
         pool.close();
         if (hybrid != null) hybrid.close();
+        if (gpuLayers != null) gpuLayers.close();
         if (transposedDown != null) transposedDown.close();
         repackArena.close();
         file.close();

@@ -13,16 +13,29 @@ import java.nio.file.Path;
  *                    {@code .activations.gguf} when it exists, else a uniform placement
  * @param coldMask    how the CPU learns which cold neurons the predictor selected
  * @param tile        hot neurons per layer come in multiples of this (as {@code plan --tile})
+ * @param gpuLayers   dense models: how many of the last layers run whole on the device ({@code -ngl}, as llama.cpp;
+ *                    one more than the model's layer count also moves the output head); 0 = none, and with a
+ *                    {@code vramBudget} as many as fit
  */
-public record GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path activations, ColdMaskSource coldMask, int tile) {
+public record GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path activations, ColdMaskSource coldMask, int tile, int gpuLayers) {
     public static final ColdMaskSource DEFAULT_COLD_MASK = ColdMaskSource.GPU_EVENT;
     public static final int DEFAULT_TILE = 32;
-    public static final GpuOptions OFF = new GpuOptions(GpuMode.OFF, -1, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE);
+    public static final GpuOptions OFF = new GpuOptions(GpuMode.OFF, -1, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE, 0);
 
     public GpuOptions {
         if (mode == null) throw new IllegalArgumentException("gpu mode must not be null");
         if (coldMask == null) coldMask = DEFAULT_COLD_MASK;
         if (tile < 1) throw new IllegalArgumentException("tile must be >= 1, is " + tile);
+        if (gpuLayers < 0) throw new IllegalArgumentException("-ngl must be >= 0, is " + gpuLayers);
+    }
+
+    public GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path activations, ColdMaskSource coldMask, int tile) {
+        this(mode, vramBudget, gpuIndex, activations, coldMask, tile, 0);
+    }
+
+    /** Whole dense layers on {@code mode}: the last {@code n} ({@code -ngl n}). */
+    public static GpuOptions layers(GpuMode mode, int n) {
+        return new GpuOptions(mode, -1, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE, n);
     }
 
     /** Hybrid execution on {@code mode} with a budget in bytes (placement planned from statistics). */
@@ -37,12 +50,13 @@ public record GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path acti
     }
 
     public boolean enabled() { return mode != GpuMode.OFF; }
+    public GpuOptions withGpuLayers(int n) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, coldMask, tile, n); }
     public boolean hasBudget() { return vramBudget >= 0; }
 
-    public GpuOptions withMode(GpuMode m) { return new GpuOptions(m, vramBudget, gpuIndex, activations, coldMask, tile); }
-    public GpuOptions withVramBudget(long b) { return new GpuOptions(mode, b, gpuIndex, activations, coldMask, tile); }
-    public GpuOptions withGpuIndex(Path p) { return new GpuOptions(mode, vramBudget, p, activations, coldMask, tile); }
-    public GpuOptions withActivations(Path p) { return new GpuOptions(mode, vramBudget, gpuIndex, p, coldMask, tile); }
-    public GpuOptions withColdMask(ColdMaskSource c) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, c, tile); }
-    public GpuOptions withTile(int t) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, coldMask, t); }
+    public GpuOptions withMode(GpuMode m) { return new GpuOptions(m, vramBudget, gpuIndex, activations, coldMask, tile, gpuLayers); }
+    public GpuOptions withVramBudget(long b) { return new GpuOptions(mode, b, gpuIndex, activations, coldMask, tile, gpuLayers); }
+    public GpuOptions withGpuIndex(Path p) { return new GpuOptions(mode, vramBudget, p, activations, coldMask, tile, gpuLayers); }
+    public GpuOptions withActivations(Path p) { return new GpuOptions(mode, vramBudget, gpuIndex, p, coldMask, tile, gpuLayers); }
+    public GpuOptions withColdMask(ColdMaskSource c) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, c, tile, gpuLayers); }
+    public GpuOptions withTile(int t) { return new GpuOptions(mode, vramBudget, gpuIndex, activations, coldMask, t, gpuLayers); }
 }

@@ -50,6 +50,15 @@ public final class InferenceState implements AutoCloseable {
         return (T) ffnScratch;
     }
 
+    /** Per-session state of the model's {@link LayerOffload} (device buffers), created on first use, closed with this state. */
+    @SuppressWarnings("unchecked")
+    public <T extends AutoCloseable> T offloadState(java.util.function.Supplier<T> create) {
+        if (offloadState == null) offloadState = create.get();
+        return (T) offloadState;
+    }
+
+    private AutoCloseable offloadState;
+
     public int maxBatch() {
         return maxBatch;
     }
@@ -64,6 +73,13 @@ public final class InferenceState implements AutoCloseable {
 
     @Override
     public void close() {
+        if (offloadState != null) {
+            try {
+                offloadState.close();
+            } catch (Exception ignored) {
+                // device memory of a failed device: nothing more to release
+            }
+        }
         kv.close();
     }
 }

@@ -24,6 +24,7 @@ public final class Transformer {
     private final FeedForward ffn;
     private final float[] ropeInvFreq;
     private volatile FfnObserver ffnObserver;
+    private volatile LayerOffload offload;
 
     public Transformer(ModelConfig c, ModelWeights w, FeedForward ffn) {
         this.c = c;
@@ -49,6 +50,11 @@ public final class Transformer {
 
     public FeedForward feedForward() {
         return ffn;
+    }
+
+    /** Runs the last layers (and maybe the output head) through {@code o}; null = everything on the CPU. */
+    public void setLayerOffload(LayerOffload o) {
+        this.offload = o;
     }
 
     /** Installs (or with null removes) an observer of FFN activations. */
@@ -88,7 +94,11 @@ public final class Transformer {
                 s.ropeSin[b * half + i] = (float) Math.sin(theta);
             }
         }
+        LayerOffload device = offload;
+        int cpuLayers = device == null ? c.layers() : device.firstLayer();
         for (int l = 0; l < c.layers(); l++) {
+            // the device runs the rest; when it cannot, the CPU carries on from the same residuals
+            if (l == cpuLayers && device.forward(s, batch, startPos)) break;
             LayerWeights lw = w.layers()[l];
             for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.attnNorm(), dim);
             project(pool, lw.wq(), s.xb, batch, s.q);
@@ -114,6 +124,8 @@ public final class Transformer {
 
     /** Final norm and output head for token {@code b} of the last chunk. */
     private void logits(WorkerPool pool, InferenceState s, int b) {
+        LayerOffload off = offload;
+        if (off != null && off.logits(s)) return;
         rmsNorm(s.xb, 0, s.x, b * c.dim(), w.outputNorm(), c.dim());
         MatrixOps.matVec(pool, w.output(), s.xb, 0, s.logits, 0);
     }

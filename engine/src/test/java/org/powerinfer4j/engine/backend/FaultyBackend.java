@@ -59,7 +59,22 @@ final class FaultyBackend implements GpuBackend {
     @Override public void wait(GpuStream s, GpuEvent e) { d.wait(s, e); }
     @Override public void synchronize(GpuStream s) { d.synchronize(s); }
     @Override public void synchronize(GpuEvent e) { d.synchronize(e); }
-    @Override public void matVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, boolean relu) { d.matVec(s, w, x, out, relu); }
+    private int denseMatVecs, failDenseMatVecAt = -1;
+
+    /** Makes the n-th dense mat-vec (1-based, counted from now) fail when issued, as a launch error. */
+    synchronized FaultyBackend failDenseMatVecAt(int n) {
+        denseMatVecs = 0;
+        failDenseMatVecAt = n;
+        return this;
+    }
+
+    @Override
+    public void matVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, boolean relu) {
+        synchronized (this) {
+            if (++denseMatVecs == failDenseMatVecAt) throw new IllegalStateException("launch failed: unspecified launch failure");
+        }
+        d.matVec(s, w, x, out, relu);
+    }
 
     @Override
     public void rowSparseMatVec(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, GpuBuffer out) {

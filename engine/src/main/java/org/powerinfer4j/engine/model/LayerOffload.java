@@ -1,0 +1,25 @@
+package org.powerinfer4j.engine.model;
+
+/**
+ * Whole transformer layers computed elsewhere (a GPU: {@code backend.GpuLayers}, llama.cpp's {@code -ngl}). The
+ * {@link Transformer} runs layers {@code [0, firstLayer())} on the CPU and hands the residual stream to
+ * {@link #forward}, which must leave {@code s.x} and the CPU KV cache of every offloaded layer as the CPU path
+ * would (so that the CPU can take over at any point).
+ */
+public interface LayerOffload {
+    /** Layers {@code [firstLayer(), layers)} run here. */
+    int firstLayer();
+
+    /**
+     * Runs the chunk's {@code batch} tokens (residuals {@code s.x[b·dim..]}, positions {@code startPos + b})
+     * through the offloaded layers. Returns false — having changed nothing the CPU could not redo — when the device
+     * failed; the caller then runs those layers itself.
+     */
+    boolean forward(InferenceState s, int batch, int startPos);
+
+    /**
+     * Final norm and output head for the last token of the last {@link #forward} into {@code s.logits()}; false when
+     * the head stays on the CPU (or the device failed).
+     */
+    boolean logits(InferenceState s);
+}

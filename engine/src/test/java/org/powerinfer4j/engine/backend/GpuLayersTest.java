@@ -1,0 +1,236 @@
+package org.powerinfer4j.engine.backend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.ModelOptions;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.gpu.SimulatedBackend;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.model.DenseFeedForward;
+import org.powerinfer4j.engine.model.InferenceState;
+import org.powerinfer4j.engine.model.LayerOffload;
+import org.powerinfer4j.engine.model.ModelConfig;
+import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.model.Transformer;
+import org.powerinfer4j.engine.tensor.GGMLType;
+
+/**
+ * {@code -ngl}: whole layers on a simulated device (the CUDA kernels' semantics on CPU threads). The greedy
+ * continuation must be llama.cpp's reference for every split, and the logits must match the CPU's with the same
+ * (F32) KV cache; device allocation failures and a failing launch must fall back to the CPU without changing them.
+ */
+class GpuLayersTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private record Loaded(GGUFFile file, ModelConfig config, ModelWeights weights) implements AutoCloseable {
+        static Loaded open(String model) throws Exception {
+            GGUFFile f = GGUFFile.open(TestData.file(model));
+            ModelConfig c = ModelConfig.fromGGUF(f);
+            return new Loaded(f, c, ModelWeights.load(f, c));
+        }
+
+        @Override
+        public void close() {
+            file.close();
+        }
+    }
+
+    private record Run(int[] tokens, float[] firstLogits) {}
+
+    /** Greedy decoding of {@code steps} tokens after {@code prompt}, the last layers through {@code offload}. */
+    private static Run greedy(Loaded m, LayerOffload offload, int[] prompt, int steps) {
+        Transformer t = new Transformer(m.config(), m.weights(), new DenseFeedForward(m.config().activation()));
+        t.setLayerOffload(offload);
+        try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(m.config(), 256, 4, 2, GGMLType.F32)) {
+            t.forward(pool, s, prompt, 0, prompt.length, 0, true);     // chunks of 4: prefill through the device too
+            float[] first = s.logits().clone();
+            int[] out = new int[steps];
+            int pos = prompt.length;
+            for (int i = 0; i < steps; i++) {
+                out[i] = argmax(s.logits());
+                t.forward(pool, s, new int[] {out[i]}, 0, 1, pos++, true);
+            }
+            return new Run(out, first);
+        }
+    }
+
+    private static int argmax(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
+        return best;
+    }
+
+    private static int[] ints(JsonNode n) {
+        int[] r = new int[n.size()];
+        for (int i = 0; i < r.length; i++) r[i] = n.get(i).asInt();
+        return r;
+    }
+
+    private static JsonNode reference(String file) throws Exception {
+        return JSON.readTree(Files.readString(TestData.file(file))).get("results").get(0);
+    }
+
+    @ParameterizedTest(name = "{0} -ngl {2}")
+    @CsvSource({
+            "models/stories260K.gguf, reference/stories260K.llamacpp.json, 1",
+            "models/stories260K.gguf, reference/stories260K.llamacpp.json, 3",
+            "models/stories260K.gguf, reference/stories260K.llamacpp.json, 5",
+            "models/stories260K.gguf, reference/stories260K.llamacpp.json, 6",
+            "models/quantized/stories260K-q8_0.gguf, reference/stories260K-q8_0.llamacpp.json, 6",
+            "models/quantized/stories260K-q4_0.gguf, reference/stories260K-q4_0.llamacpp.json, 6",
+            "models/quantized/stories260K-f16.gguf, reference/stories260K-f16.llamacpp.json, 4"})
+    void greedyTokensAreLlamaCppsAndLogitsTheCpus(String model, String reference, int ngl) throws Exception {
+        JsonNode ref = reference(reference);
+        int[] prompt = ints(ref.get("prompt_ids")), expected = ints(ref.get("generated_ids"));
+        int steps = Math.min(48, expected.length);
+        try (Loaded m = Loaded.open(model)) {
+            List<String> notes = new ArrayList<>();
+            Run cpu = greedy(m, null, prompt, steps);
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, ngl), m.config(), m.weights(), 256, notes::add)) {
+                assertThat(g).as("notes: %s", notes).isNotNull();
+                assertThat(g.deviceLayers()).isEqualTo(Math.min(ngl, m.config().layers()));
+                assertThat(g.firstLayer()).isEqualTo(m.config().layers() - g.deviceLayers());
+                assertThat(g.outputHeadOnDevice()).isEqualTo(ngl > m.config().layers());
+                Run dev = greedy(m, g, prompt, steps);
+                assertThat(dev.tokens()).as("llama.cpp's greedy tokens").containsExactly(java.util.Arrays.copyOf(expected, steps));
+                assertThat(dev.tokens()).containsExactly(cpu.tokens());
+                for (int i = 0; i < cpu.firstLogits().length; i++)
+                    assertThat(dev.firstLogits()[i]).as("logit %d", i).isCloseTo(cpu.firstLogits()[i], within(2e-4f));
+                assertThat(g.failed()).isFalse();
+                assertThat(g.summary()).contains("GPU layers: " + g.deviceLayers() + " of " + m.config().layers());
+            }
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Tag("gpu")
+    void onCudaTheTokensAreLlamaCppsAndLogitsTheCpus() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(),
+                org.powerinfer4j.engine.gpu.CudaBackend.unavailableReason());
+        for (String[] mr : new String[][] {{"models/stories260K.gguf", "reference/stories260K.llamacpp.json"},
+                {"models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json"}}) {
+            JsonNode ref = reference(mr[1]);
+            int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 48);
+            try (Loaded m = Loaded.open(mr[0])) {
+                Run cpu = greedy(m, null, prompt, 48);
+                List<String> notes = new ArrayList<>();
+                try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.CUDA, 6), m.config(), m.weights(), 256, notes::add)) {
+                    assertThat(g).as("notes: %s", notes).isNotNull();
+                    Run dev = greedy(m, g, prompt, 48);
+                    assertThat(dev.tokens()).as(mr[0]).containsExactly(expected);
+                    for (int i = 0; i < cpu.firstLogits().length; i++)
+                        assertThat(dev.firstLogits()[i]).as("logit %d", i).isCloseTo(cpu.firstLogits()[i], within(1e-3f));
+                    assertThat(g.failed()).isFalse();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBudgetTakesTheLayersThatFitFromTheTop() throws Exception {
+        try (Loaded m = Loaded.open("models/stories260K.gguf")) {
+            long oneLayer = GpuLayers.layerBytes(m.weights().layers()[4], m.config(), 256);
+            List<String> notes = new ArrayList<>();
+            GpuOptions o = GpuOptions.budget(GpuMode.SIMULATED, 2 * oneLayer + oneLayer / 2);
+            try (GpuLayers g = GpuLayers.create(o, m.config(), m.weights(), 256, notes::add)) {
+                assertThat(g.deviceLayers()).isEqualTo(2);
+                assertThat(g.firstLayer()).isEqualTo(3);
+                assertThat(g.outputHeadOnDevice()).isFalse();
+            }
+            assertThat(notes).anyMatch(n -> n.contains("holds 2 of the"));
+            assertThat(GpuLayers.create(GpuOptions.budget(GpuMode.SIMULATED, oneLayer / 2), m.config(), m.weights(), 256, notes::add)).isNull();
+        }
+    }
+
+    @Test
+    void kQuantLayersStayOnTheCpuWithANote() throws Exception {
+        try (Loaded m = Loaded.open("models/quantized/rand-k-q4_k.gguf")) {
+            List<String> notes = new ArrayList<>();
+            assertThat(GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 99), m.config(), m.weights(), 64, notes::add)).isNull();
+            assertThat(notes).anyMatch(n -> n.contains("do not take"));
+        }
+    }
+
+    @Test
+    void noMemoryForTheWeightsOrASessionsCacheDegradesToTheCpu() throws Exception {
+        JsonNode ref = reference("reference/stories260K.llamacpp.json");
+        int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 24);
+        try (Loaded m = Loaded.open("models/stories260K.gguf")) {
+            List<String> notes = new ArrayList<>();
+            // weights do not fit: no offload at all
+            assertThat(GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 6), m.config(), m.weights(), 256, notes::add,
+                    () -> new FaultyBackend(new SimulatedBackend(), 100_000))).isNull();
+            assertThat(notes).anyMatch(n -> n.startsWith("warning: -ngl: the GPU could not take the layers"));
+            // weights fit, the session's KV cache does not: that session runs on the CPU, correctly
+            notes.clear();
+            long weights = 0;
+            for (int l = 0; l < 5; l++) weights += GpuLayers.layerBytes(m.weights().layers()[l], m.config(), 256) - 2 * 256L * 4 * m.config().kvDim();
+            long limit = weights + GpuLayers.headBytes(m.weights(), m.config()) + 64 * 1024;
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 6), m.config(), m.weights(), 256, notes::add,
+                    () -> new FaultyBackend(new SimulatedBackend(), limit))) {
+                assertThat(g).as("notes: %s", notes).isNotNull();
+                assertThat(greedy(m, g, prompt, 24).tokens()).containsExactly(expected);
+                assertThat(notes).anyMatch(n -> n.contains("no device memory for this session's KV cache"));
+            }
+        }
+    }
+
+    @Test
+    void aFailingLaunchMidGenerationHandsOverToTheCpuWithTheSameTokens() throws Exception {
+        JsonNode ref = reference("reference/stories260K.llamacpp.json");
+        int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 32);
+        try (Loaded m = Loaded.open("models/stories260K.gguf")) {
+            List<String> notes = new ArrayList<>();
+            FaultyBackend faulty = new FaultyBackend(new SimulatedBackend(), Long.MAX_VALUE);
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 6), m.config(), m.weights(), 256, notes::add, () -> faulty)) {
+                faulty.failDenseMatVecAt(7 * 10 * 3 + 5);   // a few tokens in, in the middle of a layer
+                assertThat(greedy(m, g, prompt, 32).tokens()).containsExactly(expected);
+                assertThat(g.failed()).isTrue();
+                assertThat(g.firstLayer()).isEqualTo(m.config().layers());
+                assertThat(notes).filteredOn(n -> n.startsWith("warning: GPU layers failed")).hasSize(1);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} -ngl {1}")
+    @CsvSource({"stories260K-relu.powerinfer.gguf, 3", "stories260K-relu.powerinfer.gguf, 6", "stories260K-relu.gguf, 6"})
+    void reluModelsIncludingNeuronMajorDownMatchTheDenseReference(String file, int ngl) throws Exception {
+        JsonNode ref = JSON.readTree(Files.readString(TestData.file("sparse/reference.json")));
+        ModelOptions o = ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2).withContextLength(256)
+                .withSparseMode(org.powerinfer4j.engine.sparse.SparseMode.OFF).withActivation(org.powerinfer4j.engine.model.FfnActivation.REGLU)
+                .withBatchSize(3).withGpu(GpuOptions.layers(GpuMode.SIMULATED, ngl));
+        try (Model m = Model.open(TestData.file("sparse/" + file), o)) {
+            assertThat(m.gpuLayers()).isNotNull();
+            assertThat(m.gpuLayers().deviceLayers()).isEqualTo(Math.min(ngl, m.config().layers()));
+            for (JsonNode p : ref.get("prompts")) {
+                int[] prompt = ints(p.get("prompt_ids")), expected = ints(p.get("dense_relu").get("ids"));
+                try (org.powerinfer4j.engine.api.Session s = m.newSession()) {
+                    int[] got = s.generate(prompt, org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(expected.length)
+                            .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY).withStopAtEndOfGeneration(false), null).generatedTokens();
+                    assertThat(got).as("prompt %s", p.get("name").asText()).containsExactly(expected);
+                }
+            }
+            assertThat(m.gpuLayers().failed()).isFalse();
+        }
+    }
+
+    @Test
+    void modelOpenWithNglRunsTheLayersOnTheDevice() throws Exception {
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withGpu(GpuOptions.layers(GpuMode.SIMULATED, 999));
+        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), o)) {
+            assertThat(m.gpuLayers()).isNotNull();
+            assertThat(m.placementSummary()).contains("GPU layers: 5 of 5 (blk.0-4) + output head on simulated");
+        }
+    }
+}
