@@ -20,21 +20,23 @@ import org.powerinfer4j.engine.sparse.SparseMode;
  * against the memory-bandwidth bound: bytes of weights read per token × tokens/s ÷ measured read bandwidth.
  *
  * <pre>java --add-modules jdk.incubator.vector -cp bench/target/benchmarks.jar \
- *     org.powerinfer4j.bench.EndToEndBenchmark MODEL.gguf [-t 1,2] [-p 128] [-n 64] [-r 3] [--sparse off|exact|predict]</pre>
+ *     org.powerinfer4j.bench.EndToEndBenchmark MODEL.gguf [-t 1,2] [-p 128] [-n 64] [-r 3] [--rounds 3] [--sparse off|exact|predict]</pre>
  *
- * The two engines alternate per thread count (ours, then llama.cpp) to spread machine noise over both.
+ * The two engines alternate, per thread count, for {@code --rounds} rounds (ours {@code -r} repetitions, then
+ * llama.cpp's), and the ratio column is the median of the per-round ratios with their range: on a shared machine a
+ * slow phase then hits one round of both engines instead of all of one engine's repetitions.
  */
 public final class EndToEndBenchmark {
     private EndToEndBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: EndToEndBenchmark MODEL.gguf [-t 1,2] [-p 128] [-n 64] [-r 3] [--sparse MODE] [--no-peer]");
+            System.err.println("usage: EndToEndBenchmark MODEL.gguf [-t 1,2] [-p 128] [-n 64] [-r 3] [--rounds 3] [--sparse MODE] [--no-peer]");
             System.exit(2);
         }
         Path model = Path.of(args[0]);
         List<Integer> threads = List.of(1, 2);
-        int pp = 128, tg = 64, reps = 3;
+        int pp = 128, tg = 64, reps = 3, rounds = 3;
         SparseMode sparse = null;
         boolean peer = true;
         for (int i = 1; i < args.length; i++) {
@@ -43,6 +45,7 @@ public final class EndToEndBenchmark {
                 case "-p" -> pp = Integer.parseInt(args[++i]);
                 case "-n" -> tg = Integer.parseInt(args[++i]);
                 case "-r" -> reps = Integer.parseInt(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--sparse" -> sparse = SparseMode.parse(args[++i]);
                 case "--no-peer" -> peer = false;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -56,31 +59,50 @@ public final class EndToEndBenchmark {
         double[] bandwidth = measureBandwidth(maxThreads);
         System.out.printf(Locale.ROOT, "# %s%n# read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (%d threads)%n", model.getFileName(),
                 bandwidth[0], bandwidth[1], maxThreads);
-        System.out.println("| threads | test | ours t/s | llama.cpp t/s | ratio | ours: % of bandwidth bound |");
+        System.out.println("| threads | test | ours t/s | llama.cpp t/s | ratio (median of rounds, range) | ours: % of bandwidth bound |");
         System.out.println("| ---: | --- | ---: | ---: | ---: | ---: |");
         for (int t : threads) {
             ModelOptions o = ModelOptions.defaults().withThreads(t).withContextLength(Math.max(pp, tg) + 8);
             if (sparse != null) o = o.withSparseMode(sparse);
-            Benchmark.Result ourPp, ourTg;
+            List<Double> ourPp = new ArrayList<>(), ourTg = new ArrayList<>(), theirPp = new ArrayList<>(), theirTg = new ArrayList<>();
             long bytesPerToken;
             try (Model m = Model.open(model, o)) {
-                ourPp = Benchmark.prefill(m, pp, reps);
-                ourTg = Benchmark.decode(m, tg, reps);
                 bytesPerToken = m.weights().bytesPerToken();
+                for (int round = 0; round < Math.max(1, rounds); round++) {
+                    ourPp.add(Benchmark.prefill(m, pp, reps).meanTokensPerSecond());
+                    ourTg.add(Benchmark.decode(m, tg, reps).meanTokensPerSecond());
+                    if (unavailable != null) continue;
+                    LlamaCppPeer.Result theirs = llama.run(model, t, pp, tg, reps, Duration.ofMinutes(10));
+                    if (!theirs.available()) {
+                        System.err.println("llama.cpp run failed: " + theirs.reason());
+                        continue;
+                    }
+                    theirPp.add(theirs.ppTps());
+                    theirTg.add(theirs.tgTps());
+                }
             }
-            LlamaCppPeer.Result theirs = unavailable == null ? llama.run(model, t, pp, tg, reps, Duration.ofMinutes(10)) : null;
             double bw = (t == 1 ? bandwidth[0] : bandwidth[1]) * 1e9;
             double bound = bw / bytesPerToken;
-            row(t, "pp" + pp, ourPp, theirs == null || !theirs.available() ? Double.NaN : theirs.ppTps(), Double.NaN);
-            row(t, "tg" + tg, ourTg, theirs == null || !theirs.available() ? Double.NaN : theirs.tgTps(), ourTg.meanTokensPerSecond() / bound);
-            if (theirs != null && !theirs.available()) System.err.println("llama.cpp run failed: " + theirs.reason());
+            row(t, "pp" + pp, ourPp, theirPp, Double.NaN);
+            row(t, "tg" + tg, ourTg, theirTg, mean(ourTg) / bound);
         }
     }
 
-    private static void row(int threads, String test, Benchmark.Result ours, double theirs, double boundFraction) {
-        System.out.printf(Locale.ROOT, "| %d | %s | %.2f ± %.2f | %s | %s | %s |%n", threads, test, ours.meanTokensPerSecond(), ours.stdTokensPerSecond(),
-                Double.isNaN(theirs) ? "-" : String.format(Locale.ROOT, "%.2f", theirs),
-                Double.isNaN(theirs) ? "-" : String.format(Locale.ROOT, "%.2f", ours.meanTokensPerSecond() / theirs),
+    private static double mean(List<Double> xs) {
+        return xs.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+    }
+
+    private static void row(int threads, String test, List<Double> ours, List<Double> theirs, double boundFraction) {
+        String ratio = "-";
+        if (theirs.size() == ours.size() && !theirs.isEmpty()) {
+            double[] r = new double[ours.size()];
+            for (int i = 0; i < r.length; i++) r[i] = ours.get(i) / theirs.get(i);
+            java.util.Arrays.sort(r);
+            double median = r.length % 2 == 1 ? r[r.length / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
+            ratio = String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", median, r[0], r[r.length - 1]);
+        }
+        System.out.printf(Locale.ROOT, "| %d | %s | %.2f | %s | %s | %s |%n", threads, test, mean(ours),
+                theirs.isEmpty() ? "-" : String.format(Locale.ROOT, "%.2f", mean(theirs)), ratio,
                 Double.isNaN(boundFraction) ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * boundFraction));
     }
 

@@ -77,6 +77,15 @@ final class Blocks {
         return bits.or(v.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
     }
 
+    /**
+     * Half to float for finite halves given sign-extended in int lanes: shifting by 13 puts exponent and mantissa
+     * in float position (and sign copies in bits 28..30, cleared), then × 2^112 rebiases — exact for normals,
+     * subnormals and zeros. Inf/NaN (exponent 31) come out as wrong finite values: callers check for them.
+     */
+    static FloatVector finiteHalfToFloat(IntVector signExtended) {
+        return signExtended.lanewise(VectorOperators.LSHL, 13).and(0x8fffffff).reinterpretAsFloats().mul(0x1p112f);
+    }
+
     /** bfloat16 to float: the 16 bits are the top half of the float. */
     static FloatVector bf16ToFloat(ShortVector h) {
         IntVector v = (IntVector) h.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);

@@ -4,11 +4,13 @@ import static org.powerinfer4j.engine.kernels.Blocks.FLOAT_LE;
 import static org.powerinfer4j.engine.kernels.Blocks.SHORT_LE;
 import static org.powerinfer4j.engine.kernels.Simd.F;
 import static org.powerinfer4j.engine.kernels.Simd.FL;
+import static org.powerinfer4j.engine.kernels.Simd.I;
 import static org.powerinfer4j.engine.kernels.Simd.LE;
 import static org.powerinfer4j.engine.kernels.Simd.S;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
@@ -56,6 +58,35 @@ public final class FloatKernels {
     /** Σ q[qOff+i]·k[i] over n F16 elements of {@code k} starting at {@code kByteOff}. */
     public static float dotF16(float[] q, int qOff, MemorySegment k, long kByteOff, int n) {
         return Simd.ENABLED ? Vector.dotF16(q, qOff, k, kByteOff, n) : Scalar.dotF16(q, qOff, k, kByteOff, n);
+    }
+
+    /**
+     * Four attention scores at once: {@code out[outOff + r] = Σ q[qOff+i]·k[i]} over n F16 elements of the rows at
+     * {@code kByteOff + r·strideBytes}, r &lt; 4. One lane-sum tree for the four (and q loaded once), where four
+     * {@link #dotF16} calls would pay four reductions; the sums are the same up to float rounding. The halves must
+     * be finite (no Inf/NaN — {@code KVCache.hasNonFinite()} tells): the vector path converts them without the
+     * Inf/NaN patch-up.
+     */
+    public static void dotF16x4(float[] q, int qOff, MemorySegment k, long kByteOff, long strideBytes, int n, float[] out, int outOff) {
+        if (Simd.ENABLED && n % FL == 0 && FL >= 4) Vector.dotF16x4(q, qOff, k, kByteOff, strideBytes, n, out, outOff);
+        else for (int r = 0; r < 4; r++) out[outOff + r] = dotF16(q, qOff, k, kByteOff + r * strideBytes, n);
+    }
+
+    /**
+     * Four {@link #axpyF16} steps at once, rows at {@code vByteOff + r·strideBytes} with weights {@code a0..a3}:
+     * y is loaded and stored once instead of four times; each element gets the same FMAs in the same order, so the
+     * result is bit-identical to the four calls. Finite halves only, as {@link #dotF16x4}.
+     */
+    public static void axpyF16x4(float a0, float a1, float a2, float a3, MemorySegment v, long vByteOff, long strideBytes,
+                                 float[] y, int yOff, int n) {
+        if (Simd.ENABLED && n % FL == 0 && FL >= 4) {
+            Vector.axpyF16x4(a0, a1, a2, a3, v, vByteOff, strideBytes, y, yOff, n);
+            return;
+        }
+        axpyF16(a0, v, vByteOff, y, yOff, n);
+        axpyF16(a1, v, vByteOff + strideBytes, y, yOff, n);
+        axpyF16(a2, v, vByteOff + 2 * strideBytes, y, yOff, n);
+        axpyF16(a3, v, vByteOff + 3 * strideBytes, y, yOff, n);
     }
 
     /** y[yOff+i] += alpha·v[i] over n F16 elements of {@code v} starting at {@code vByteOff}. */
@@ -209,6 +240,47 @@ public final class FloatKernels {
             for (; i < n; i++) s += q[qOff + i] * Float.float16ToFloat(k.get(SHORT_LE, kOff + 2L * i));
             return s;
         }
+
+        static void dotF16x4(float[] q, int qOff, MemorySegment k, long kOff, long stride, int n, float[] out, int outOff) {
+            // finite halves only (see the public method): the 4-op conversion; the full one (Inf/NaN patching),
+            // four times over, overruns C2's inlining budget and the lane sums get left out of line
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < n; i += FL) {
+                FloatVector qv = FloatVector.fromArray(F, q, qOff + i);
+                long o = kOff + 2L * i;
+                a0 = Blocks.finiteHalfToFloat(halfBits(k, o)).fma(qv, a0);
+                a1 = Blocks.finiteHalfToFloat(halfBits(k, o + stride)).fma(qv, a1);
+                a2 = Blocks.finiteHalfToFloat(halfBits(k, o + 2 * stride)).fma(qv, a2);
+                a3 = Blocks.finiteHalfToFloat(halfBits(k, o + 3 * stride)).fma(qv, a3);
+            }
+            float[] lanes = LANES.get();
+            Simd.sum4(a0, a1, a2, a3, lanes);
+            out[outOff] = lanes[0];
+            out[outOff + 1] = lanes[Simd.SUM4_STRIDE];
+            out[outOff + 2] = lanes[2 * Simd.SUM4_STRIDE];
+            out[outOff + 3] = lanes[3 * Simd.SUM4_STRIDE];
+        }
+
+        static void axpyF16x4(float a0, float a1, float a2, float a3, MemorySegment v, long vOff, long stride, float[] y, int yOff, int n) {
+            FloatVector b0 = FloatVector.broadcast(F, a0), b1 = FloatVector.broadcast(F, a1);
+            FloatVector b2 = FloatVector.broadcast(F, a2), b3 = FloatVector.broadcast(F, a3);
+            for (int i = 0; i < n; i += FL) {
+                long o = vOff + 2L * i;
+                FloatVector acc = FloatVector.fromArray(F, y, yOff + i);
+                acc = Blocks.finiteHalfToFloat(halfBits(v, o)).fma(b0, acc);
+                acc = Blocks.finiteHalfToFloat(halfBits(v, o + stride)).fma(b1, acc);
+                acc = Blocks.finiteHalfToFloat(halfBits(v, o + 2 * stride)).fma(b2, acc);
+                acc = Blocks.finiteHalfToFloat(halfBits(v, o + 3 * stride)).fma(b3, acc);
+                acc.intoArray(y, yOff + i);
+            }
+        }
+
+        /** FL halves at {@code off}, sign-extended to int lanes. */
+        private static IntVector halfBits(MemorySegment s, long off) {
+            return (IntVector) ShortVector.fromMemorySegment(S, s, off, LE).convertShape(VectorOperators.S2I, I, 0);
+        }
+
+        private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[FL]);
 
         static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
             FloatVector a = FloatVector.broadcast(F, alpha);

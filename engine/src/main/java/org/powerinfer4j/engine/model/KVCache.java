@@ -67,11 +67,24 @@ public final class KVCache implements AutoCloseable {
             MemorySegment.copy(v, vOff, values, ValueLayout.JAVA_FLOAT, o, kvDim);
         } else {
             for (int i = 0; i < kvDim; i++) {
-                keys.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, Float.floatToFloat16(k[kOff + i]));
-                values.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, Float.floatToFloat16(v[vOff + i]));
+                short kh = Float.floatToFloat16(k[kOff + i]);
+                short vh = Float.floatToFloat16(v[vOff + i]);
+                if ((kh & 0x7c00) == 0x7c00 || (vh & 0x7c00) == 0x7c00) nonFinite = true;   // Inf or NaN
+                keys.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, kh);
+                values.set(ValueLayout.JAVA_SHORT_UNALIGNED, o + 2L * i, vh);
             }
         }
     }
+
+    /**
+     * Whether any stored F16 key or value is Inf or NaN (an activation beyond F16's range). Until one is, attention
+     * may use the fast finite-only half conversions ({@code FloatKernels.dotF16x4}, {@code axpyF16x4}).
+     */
+    public boolean nonFinite() {
+        return nonFinite;
+    }
+
+    private volatile boolean nonFinite;
 
     public long byteSize() {
         return 2 * layerBytes * layers;

@@ -149,21 +149,37 @@ public final class Transformer {
                 int pos = startPos + b;
                 int qOff = b * qDim + h * hd;
                 float max = Float.NEGATIVE_INFINITY;
-                for (int t = 0; t <= pos; t++) {
+                int t = 0;
+                // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
+                boolean four = f16 && !s.kv.nonFinite();
+                long stride = s.kv.offset(layer, 1) - s.kv.offset(layer, 0);
+                if (four) {
+                    for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, s.kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, t);
+                }
+                for (; t <= pos; t++) {
                     long ko = s.kv.offset(layer, t) + kvh * headBytes;
-                    float d = (f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd)) * scale;
+                    sc[t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
+                }
+                for (t = 0; t <= pos; t++) {
+                    float d = sc[t] * scale;
                     sc[t] = d;
                     if (d > max) max = d;
                 }
                 double sum = 0;
-                for (int t = 0; t <= pos; t++) {
+                for (t = 0; t <= pos; t++) {
                     float e = (float) Math.exp(sc[t] - max);
                     sc[t] = e;
                     sum += e;
                 }
                 float inv = (float) (1.0 / sum);
                 java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
-                for (int t = 0; t <= pos; t++) {
+                t = 0;
+                if (four) {
+                    for (; t + 3 <= pos; t += 4)
+                        FloatKernels.axpyF16x4(sc[t] * inv, sc[t + 1] * inv, sc[t + 2] * inv, sc[t + 3] * inv, values,
+                                s.kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
+                }
+                for (; t <= pos; t++) {
                     long vo = s.kv.offset(layer, t) + kvh * headBytes;
                     if (f16) FloatKernels.axpyF16(sc[t] * inv, values, vo, s.att, qOff, hd);
                     else FloatKernels.axpy(sc[t] * inv, values, vo, s.att, qOff, hd);

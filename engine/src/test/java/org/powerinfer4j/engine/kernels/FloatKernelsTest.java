@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import org.junit.jupiter.api.Test;
 import net.jqwik.api.constraints.IntRange;
 import org.assertj.core.data.Offset;
 
@@ -91,6 +92,49 @@ class FloatKernelsTest {
             FloatKernels.Vector.axpyF16(alpha, f16, byteOff, y1, qOff, n);
             FloatKernels.axpyF16(alpha, f16, byteOff, y2, qOff, n);
             assertAxpy(alpha, h, 0, q, qOff, n, y1, y2);
+        }
+    }
+
+    @Property(tries = 100)
+    void fourScoresAtOnceMatchFourDots(@ForAll @IntRange(min = 1, max = 12) int vectors, @ForAll @IntRange(min = 0, max = 5) int tail,
+                                       @ForAll @IntRange(min = 0, max = 9) int qOff, @ForAll @IntRange(min = 0, max = 40) int gap, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = vectors * Simd.FL + (tail == 0 ? 0 : tail);          // whole vectors take the vector path, others the fallback
+        float[] q = QuantData.randomFloats(r, n + qOff);
+        long stride = 2L * n + 2L * gap;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment k = arena.allocate(4 * stride + 6);
+            float[][] h = new float[4][n];
+            for (int row = 0; row < 4; row++)
+                for (int i = 0; i < n; i++) {
+                    short hv = Float.floatToFloat16((float) r.nextGaussian());
+                    k.set(SHORT_LE, 6 + row * stride + 2L * i, hv);
+                    h[row][i] = Float.float16ToFloat(hv);
+                }
+            float[] out = new float[7];
+            out[6] = 42f;
+            FloatKernels.dotF16x4(q, qOff, k, 6, stride, n, out, 2);
+            for (int row = 0; row < 4; row++)
+                checkDot(q, qOff, h[row], n, out[2 + row], FloatKernels.Scalar.dotF16(q, qOff, k, 6 + row * stride, n));
+            assertThat(out[0]).isZero();
+            assertThat(out[6]).isEqualTo(42f);
+
+            // four axpy steps at once: bit-identical to four single steps
+            float[] y1 = QuantData.randomFloats(r, n + qOff + 2), y2 = y1.clone();
+            float[] a = {(float) r.nextGaussian(), (float) r.nextGaussian(), (float) r.nextGaussian(), (float) r.nextGaussian()};
+            FloatKernels.axpyF16x4(a[0], a[1], a[2], a[3], k, 6, stride, y1, qOff, n);
+            for (int row = 0; row < 4; row++) FloatKernels.axpyF16(a[row], k, 6 + row * stride, y2, qOff, n);
+            assertThat(y1).containsExactly(y2);
+        }
+    }
+
+    @Test
+    void kvCacheNotesKeysOrValuesBeyondHalfRange() {
+        try (org.powerinfer4j.engine.model.KVCache kv = new org.powerinfer4j.engine.model.KVCache(2, 8, 4, org.powerinfer4j.engine.tensor.GGMLType.F16)) {
+            kv.store(0, 0, new float[] {1, -2, 65504, 0}, 0, new float[] {0, 0, 0, -1e-8f}, 0);
+            assertThat(kv.nonFinite()).isFalse();
+            kv.store(1, 3, new float[] {0, 0, 0, 0}, 0, new float[] {0, 70000, 0, 0}, 0);
+            assertThat(kv.nonFinite()).isTrue();
         }
     }
 
