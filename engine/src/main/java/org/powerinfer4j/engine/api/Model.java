@@ -53,7 +53,7 @@ public final class Model implements AutoCloseable {
     private float sparseThreshold = Float.NaN;
     private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
     /** Owns the repacked Q4_0 copies; closed with the model. */
-    private final Arena repackArena = Arena.ofShared();
+    private Arena repackArena = Arena.ofShared();
 
     private Model(GGUFFile file, ModelConfig config, ModelWeights weights, Tokenizer tokenizer, ModelOptions options, long startNanos) {
         this.file = file;
@@ -63,8 +63,7 @@ public final class Model implements AutoCloseable {
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
         // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4_0); the sparse FFN reads the file
-        this.weights = options.repack() && RepackedQ4Kernels.SUPPORTED
-                ? weights.repackedForCpu(repackArena, pool, sparseMode == SparseMode.OFF) : weights;
+        this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
         this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
         int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = Math.max(1, ctx);
@@ -82,6 +81,19 @@ public final class Model implements AutoCloseable {
             }
         }
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
+    }
+
+    /** The weights with repacked Q4_0 copies when asked for and possible; without them (one note) when memory runs out. */
+    private ModelWeights repacked(ModelWeights w, ModelOptions o, boolean denseFfn) {
+        if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
+        try {
+            return w.repackedForCpu(repackArena, pool, denseFfn);
+        } catch (OutOfMemoryError e) {
+            repackArena.close();
+            repackArena = Arena.ofShared();
+            System.err.println("note: no memory for the repacked Q4_0 copy (" + e.getMessage() + "); computing from the file's layout (--no-repack)");
+            return w;
+        }
     }
 
     /** Opens a GGUF model. Errors (missing file, malformed GGUF, unsupported model) are one-line messages. */

@@ -42,6 +42,7 @@ public record RepackedQ4_0(int rowLength, int rows, int paddedLength, MemorySegm
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** {@code n} rounded up to whole chunks. */
     public static int paddedLength(int n) {
@@ -82,28 +83,36 @@ public record RepackedQ4_0(int rowLength, int rows, int paddedLength, MemorySegm
     public void repackRows(Tensor src, int from, int to) {
         if (src.type() != GGMLType.Q4_0 || src.rowLength() != rowLength || src.rows() != rows)
             throw new IllegalArgumentException("cannot repack " + src.name() + " " + src.type() + " " + src.shapeString() + " into " + rows + "×" + rowLength);
-        MemorySegment src0 = src.data();
         int nb = rowLength / QK;
-        byte[] q = new byte[paddedLength];
+        byte[] row = new byte[nb * Q4_0_BYTES];
+        MemorySegment rowSeg = MemorySegment.ofArray(row);
+        int[] words = new int[chunks() * WORDS];           // padding words stay 0
+        float[] scale = new float[chunks() * 4];           // padding scales stay 0
         for (int r = from; r < to; r++) {
-            long rowOff = src.rowOffset(r);
+            MemorySegment.copy(src.data(), src.rowOffset(r), rowSeg, 0, row.length);
             for (int b = 0; b < nb; b++) {
-                long blk = rowOff + (long) b * Q4_0_BYTES;
-                data.set(F32, scalesOffset(r, b / 4) + 4L * (b % 4), Float.float16ToFloat(src0.get(F16, blk)));
-                for (int j = 0; j < QK / 2; j++) {
-                    int v = src0.get(ValueLayout.JAVA_BYTE, blk + 2 + j) & 0xFF;
-                    q[b * QK + j] = (byte) (v & 0x0F);
-                    q[b * QK + j + QK / 2] = (byte) (v >>> 4);
-                }
+                long blk = (long) b * Q4_0_BYTES;
+                scale[b] = Float.float16ToFloat(rowSeg.get(F16, blk));
+                // block b = words 4b..4b+3: columns 0..15 are the low nibbles of bytes 0..15, 16..31 the high ones
+                long lo0 = rowSeg.get(I64, blk + 2), lo1 = rowSeg.get(I64, blk + 10);
+                words[4 * b] = packNibbles(lo0);
+                words[4 * b + 1] = packNibbles(lo1);
+                words[4 * b + 2] = packNibbles(lo0 >>> 4);
+                words[4 * b + 3] = packNibbles(lo1 >>> 4);
             }
             for (int c = 0; c < chunks(); c++) {
-                for (int j = 0; j < WORDS; j++) {
-                    int word = 0;
-                    for (int k = 0; k < 8; k++) word |= q[c * CHUNK + 8 * j + k] << (4 * k);
-                    data.set(I32, wordsOffset(r, c) + j * 4L, word);
-                }
+                MemorySegment.copy(words, c * WORDS, data, I32, wordsOffset(r, c), WORDS);
+                MemorySegment.copy(scale, c * 4, data, F32, scalesOffset(r, c), 4);
             }
         }
+    }
+
+    /** The low nibbles of the 8 bytes of {@code v} (byte k's in bits 4k..4k+3 of the result). */
+    static int packNibbles(long v) {
+        long x = v & 0x0F0F0F0F0F0F0F0FL;
+        x = (x | (x >>> 4)) & 0x00FF00FF00FF00FFL;
+        x = (x | (x >>> 8)) & 0x0000FFFF0000FFFFL;
+        return (int) (x | (x >>> 16));
     }
 
     /** Quant (0..15) of row {@code r}, column {@code col} (a padded column reads 0). */
