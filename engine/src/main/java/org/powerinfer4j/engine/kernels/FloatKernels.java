@@ -253,7 +253,7 @@ public final class FloatKernels {
                 a2 = Blocks.finiteHalfToFloat(halfBits(k, o + 2 * stride)).fma(qv, a2);
                 a3 = Blocks.finiteHalfToFloat(halfBits(k, o + 3 * stride)).fma(qv, a3);
             }
-            float[] lanes = LANES.get();
+            float[] lanes = Simd.lanes();
             Simd.sum4(a0, a1, a2, a3, lanes);
             out[outOff] = lanes[0];
             out[outOff + 1] = lanes[Simd.SUM4_STRIDE];
@@ -280,7 +280,6 @@ public final class FloatKernels {
             return (IntVector) ShortVector.fromMemorySegment(S, s, off, LE).convertShape(VectorOperators.S2I, I, 0);
         }
 
-        private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[FL]);
 
         static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
             FloatVector a = FloatVector.broadcast(F, alpha);

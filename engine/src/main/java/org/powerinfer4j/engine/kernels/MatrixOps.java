@@ -83,7 +83,7 @@ public final class MatrixOps {
     }
 
     private static void matVecRepackedRows(RepackedQ4_0 rep, int rowBase, int from, int to, float[] xp, float[] xs8, float[] out, int outOff) {
-        float[] lanes = LANES.get();
+        float[] lanes = Simd.lanes();
         int r = from;
         for (; r < to && ((rowBase + r) & 3) != 0; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
         for (; r + 4 <= to; r += 4) RepackedQ4Kernels.dot4(rep, rowBase + r, xp, xs8, out, outOff + r, lanes);
@@ -193,7 +193,7 @@ public final class MatrixOps {
         }
         // fixed-order lane sums, four accumulators (one batch column) per vector tree; reduceLanes' order differs
         // between C2 and the interpreter
-        float[] lanes = LANES.get();
+        float[] lanes = Simd.lanes();
         int st = Simd.SUM4_STRIDE;
         Simd.sum4(c00, c10, c20, c30, lanes);
         out[o0] = lanes[0] + tail(w, w0, x, x0, k, n);
@@ -214,7 +214,6 @@ public final class MatrixOps {
         out[o0 + 3] = lanes[3 * st] + tail(w, w3, x, x2, k, n);
     }
 
-    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[12 * FL + 12]);
 
     /** Σ w[wo+i]·x[xo+i] for i in [k, n): the part of a row the vector loop did not cover. */
     private static float tail(float[] w, int wo, float[] x, int xo, int k, int n) {

@@ -60,16 +60,15 @@ public final class RepackedQ4Kernels {
                 acc = s.fma(blockScales(seg, so, g), acc);
             }
         }
-        float[] lanes = LANES.get();
+        float[] lanes = Simd.lanes();
         FloatVector zero = FloatVector.zero(F);
         Simd.sum4(acc, zero, zero, zero, lanes);
         return lanes[0];
     }
 
-    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[FL]);
 
     /**
-     * {@code out[o..o+4)} = rows {@code row..row+3} · x. {@code lanes} is scratch of at least 4·{@link Simd#FL}
+     * {@code out[o..o+4)} = rows {@code row..row+3} · x. {@code lanes} is scratch of at least {@link Simd#FL}
      * floats for the fixed-order lane sums.
      */
     public static void dot4(RepackedQ4_0 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {

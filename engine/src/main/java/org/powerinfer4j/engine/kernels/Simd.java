@@ -58,6 +58,14 @@ public final class Simd {
 
     private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[64]);
 
+    /**
+     * This thread's scratch for storing a vector's lanes (at least 64 floats, enough for any species): the kernels'
+     * fixed-order reductions store into it. Valid until the thread's next reduction.
+     */
+    static float[] lanes() {
+        return LANES.get();
+    }
+
     private static float addLanes(float[] lanes, int n) {
         float s = 0f;
         for (int i = 0; i < n; i++) s += lanes[i];
