@@ -77,9 +77,9 @@ public final class Model implements AutoCloseable {
                         + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
             else {
                 gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, System.err::println);
-                if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
             }
         }
+        if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
@@ -145,9 +145,18 @@ public final class Model implements AutoCloseable {
         }
         sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
-            hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(options.gpu(), file.path(), weights, config.activation(), sparseThreshold,
+            // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
+            GpuOptions g = options.gpu();
+            gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println);
+            if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
+                g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
+            hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), weights, config.activation(), sparseThreshold,
                     downT, options.batchSize(), stats, System.err::println);
             if (hybrid != null) return hybrid;
+            if (gpuLayers != null) {
+                gpuLayers.close();
+                gpuLayers = null;
+            }
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
@@ -166,9 +175,11 @@ public final class Model implements AutoCloseable {
     public org.powerinfer4j.engine.backend.HybridFeedForward hybridFeedForward() { return hybrid; }
     /** The hybrid FFN's placement table and overlap line; empty when the FFN runs on the CPU only. */
     public String placementSummary() {
-        return hybrid != null ? hybrid.summary() : gpuLayers != null ? gpuLayers.summary() : "";
+        String layers = gpuLayers == null ? "" : gpuLayers.summary();
+        if (hybrid == null) return layers;
+        return layers.isEmpty() ? hybrid.summary() : layers + "\n" + hybrid.summary();
     }
-    /** Whole layers on the GPU ({@code -ngl}), or null when they all run on the CPU. */
+    /** Layers on the GPU: whole ({@code -ngl}, dense) or attention blocks (hybrid predict mode); null when none. */
     public GpuLayers gpuLayers() { return gpuLayers; }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
     public SparsityStats sparsityStats() { return stats; }

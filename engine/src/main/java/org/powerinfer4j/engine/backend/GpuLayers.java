@@ -40,8 +40,9 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     private final GpuBackend gpu;
     private final ModelConfig c;
-    private final int first;
-    private final DeviceLayer[] layers;
+    private final int first;                 // whole layers [first, L) run here; L in attention-only mode
+    private final DeviceLayer[] layers;      // whole layers, or attention blocks only (FFN parts null)
+    private final int[] slot;                // model layer → index into layers, −1 when the CPU has it
     private final GpuMatrix output;          // null: the head stays on the CPU
     private final GpuBuffer outputNorm, invFreq;
     private final GpuActivation activation;
@@ -65,6 +66,71 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         this.owned = owned;
         this.warn = warn;
         this.activation = GpuActivation.of(c.activation(), layers.length > 0 && layers[0].gate() != null);
+        this.slot = new int[c.layers()];
+        java.util.Arrays.fill(slot, -1);
+        for (int i = 0; i < layers.length; i++) slot[layers[i].index()] = i;
+    }
+
+    /** Whether only attention blocks live here (the hybrid placement), not whole layers. */
+    private boolean attentionOnly() {
+        return layers.length > 0 && layers[0].up() == null;
+    }
+
+    /** Device bytes of one layer's attention block: Q/K/V/O, its norm, and one session's F32 KV cache. */
+    static long attentionBytes(LayerWeights l, ModelConfig c, int contextLength) {
+        long b = GpuFootprint.pad(4L * c.dim());
+        for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo()}) b += GpuFootprint.pad(t.rowBytes() * t.rows());
+        return b + 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
+    }
+
+    /**
+     * PowerInfer's hybrid placement, attention part: the attention blocks (weights and KV cache) of as many layers as
+     * {@code budget} bytes hold (negative: all), from layer 0, while the FFN stays with the hybrid executor. Null
+     * (with a note) when none fit, the weights are of a type the kernels do not take, or the device is unavailable.
+     */
+    public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info) {
+        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open());
+    }
+
+    static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
+                               java.util.function.Supplier<GpuBackend> open) {
+        if (!o.enabled()) return null;
+        int n = 0;
+        long left = budget;
+        while (n < c.layers()) {
+            LayerWeights l = w.layers()[n];
+            boolean ok = true;
+            for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo()}) ok &= GgmlRows.supported(t.type());
+            if (!ok || (budget >= 0 && attentionBytes(l, c, contextLength) > left)) break;
+            left -= attentionBytes(l, c, contextLength);
+            n++;
+        }
+        if (n == 0) return null;
+        GpuBackend gpu = open.get();
+        if (gpu == null) return null;
+        List<AutoCloseable> owned = new ArrayList<>();
+        try (GpuStream s = gpu.createStream()) {
+            DeviceLayer[] dl = new DeviceLayer[n];
+            long bytes = 0;
+            for (int i = 0; i < n; i++) {
+                LayerWeights l = w.layers()[i];
+                dl[i] = new DeviceLayer(i, floats(gpu, s, l.attnNorm(), owned), matrix(gpu, s, l.wq(), owned), matrix(gpu, s, l.wk(), owned),
+                        matrix(gpu, s, l.wv(), owned), matrix(gpu, s, l.wo(), owned), null, null, null, null, false);
+                bytes += attentionBytes(l, c, contextLength) - 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
+            }
+            GpuBuffer inv = own(gpu.uploadFloats(s, GpuBackend.ropeInvFreq(c.ropeDim(), c.ropeFreqBase())), owned);
+            return new GpuLayers(gpu, c, c.layers(), dl, null, null, inv, contextLength, bytes, owned, info);
+        } catch (RuntimeException e) {
+            closeAll(owned);
+            gpu.close();
+            info.accept("warning: the GPU could not take the attention weights (" + e.getMessage() + "); attention runs on the CPU");
+            return null;
+        }
+    }
+
+    /** Device bytes this placement holds for one session: weights, plus its KV cache. */
+    public long deviceBytes() {
+        return weightBytes + 2L * layers.length * GpuFootprint.pad(4L * contextLength * c.kvDim());
     }
 
     /** Bytes of device memory one layer takes: its weights plus one session's F32 KV cache. */
@@ -210,6 +276,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     }
 
     public String summary() {
+        if (attentionOnly())
+            return String.format(Locale.ROOT, "GPU attention: %d of %d layers (blk.0-%d) on %s, %s of weights + %s KV cache per session%s",
+                    layers.length, c.layers(), layers.length - 1, gpu.name(), HybridSetup.human(weightBytes),
+                    HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4), failed ? " (failed: running on the CPU)" : "");
         return String.format(Locale.ROOT, "GPU layers: %d of %d (blk.%d-%d)%s on %s, %s of weights + %s KV cache per session%s",
                 layers.length, c.layers(), first, c.layers() - 1, output != null ? " + output head" : "", gpu.name(),
                 HybridSetup.human(weightBytes), HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4),
@@ -231,7 +301,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 stream = own(gpu.createStream(), owned);
                 x = buf(c.dim()); xb = buf(c.dim()); xb2 = buf(c.dim());
                 q = buf(c.qDim()); k = buf(c.kvDim()); v = buf(c.kvDim()); att = buf(c.qDim());
-                h = buf(c.ffDim()); h2 = buf(c.ffDim());
+                if (!attentionOnly()) {
+                    h = buf(c.ffDim());
+                    h2 = buf(c.ffDim());
+                }
                 kCache = new GpuBuffer[layers.length];
                 vCache = new GpuBuffer[layers.length];
                 for (int i = 0; i < layers.length; i++) {
@@ -296,6 +369,12 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     /** One layer for the token at {@code pos} (residual in d.x), and its keys/values queued for download. */
     private void layer(DeviceState d, int i, int pos) {
+        attentionBlock(d, i, pos);
+        ffnBlock(d, i);
+    }
+
+    /** The attention half: norm, Q/K/V, RoPE, cache write (and its download), attention, output projection, add. */
+    private void attentionBlock(DeviceState d, int i, int pos) {
         DeviceLayer l = layers[i];
         GpuStream st = d.stream;
         int dim = c.dim(), kvDim = c.kvDim();
@@ -314,6 +393,13 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 (float) (1.0 / Math.sqrt(c.headDim())));
         gpu.matVec(st, l.wo(), d.att, d.xb2, false);
         gpu.add(st, d.x, d.xb2, dim);
+    }
+
+    /** The FFN half of a whole device layer. */
+    private void ffnBlock(DeviceState d, int i) {
+        DeviceLayer l = layers[i];
+        GpuStream st = d.stream;
+        int dim = c.dim();
         gpu.rmsNorm(st, d.x, l.ffnNorm(), d.xb, dim, 1, c.rmsEps());
         if (l.gate() != null) {
             gpu.matVec(st, l.gate(), d.xb, d.h, false);
@@ -326,6 +412,34 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         if (l.downNeuronMajor()) gpu.sparseAxpy(st, l.down(), d.h, d.xb2, false);   // Σ_r h_r·down_t[r,:]
         else gpu.matVec(st, l.down(), d.h, d.xb2, false);
         gpu.add(st, d.x, d.xb2, dim);
+    }
+
+    @Override
+    public boolean attention(InferenceState s, int layer, int batch, int startPos) {
+        if (failed || layer >= slot.length || slot[layer] < 0 || !attentionOnly()) return false;
+        DeviceState d = s.offloadState(DeviceState::new);
+        if (!d.usable) return false;
+        int i = slot[layer], dim = c.dim(), kvDim = c.kvDim();
+        float[] x = s.residual();
+        float[] saved = java.util.Arrays.copyOf(x, batch * dim);
+        try {
+            for (int b = 0; b < batch; b++) {
+                int pos = startPos + b;
+                MemorySegment.copy(x, b * dim, d.hostX, F32, 0, dim);
+                gpu.upload(d.stream, d.hostX, d.x, 0);
+                attentionBlock(d, i, pos);
+                gpu.download(d.stream, d.x, 0, d.hostX);
+                gpu.synchronize(d.stream);
+                MemorySegment.copy(d.hostX, F32, 0, x, b * dim, dim);
+                float[] kv = d.hostKv.asSlice(8L * i * kvDim, 8L * kvDim).toArray(F32);
+                s.kv().store(layer, pos, kv, 0, kv, kvDim);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            System.arraycopy(saved, 0, x, 0, saved.length);
+            fail(e);
+            return false;
+        }
     }
 
     @Override

@@ -2,9 +2,9 @@ package org.powerinfer4j.engine.model;
 
 /**
  * Whole transformer layers computed elsewhere (a GPU: {@code backend.GpuLayers}, llama.cpp's {@code -ngl}). The
- * {@link Transformer} runs layers {@code [0, firstLayer())} on the CPU and hands the residual stream to
- * {@link #forward}, which must leave {@code s.x} and the CPU KV cache of every offloaded layer as the CPU path
- * would (so that the CPU can take over at any point).
+ * {@link Transformer} runs layers {@code [0, firstLayer())} on the CPU (their attention blocks through
+ * {@link #attention} when the device has them) and hands the residual stream to {@link #forward}; both must leave
+ * {@code s.x} and the CPU KV cache as the CPU path would (so that the CPU can take over at any point).
  */
 public interface LayerOffload {
     /** Layers {@code [firstLayer(), layers)} run here. */
@@ -16,6 +16,16 @@ public interface LayerOffload {
      * failed; the caller then runs those layers itself.
      */
     boolean forward(InferenceState s, int batch, int startPos);
+
+    /**
+     * The attention block of layer {@code layer} (below {@link #firstLayer()}) for the chunk's tokens — norm, Q/K/V,
+     * RoPE, attention over the cache, output projection, residual add — when the device holds that layer's
+     * attention (PowerInfer's hybrid placement: attention and KV on the GPU, the FFN split). Returns false, having
+     * changed nothing, when the CPU should run it.
+     */
+    default boolean attention(InferenceState s, int layer, int batch, int startPos) {
+        return false;
+    }
 
     /**
      * Final norm and output head for the last token of the last {@link #forward} into {@code s.logits()}; false when

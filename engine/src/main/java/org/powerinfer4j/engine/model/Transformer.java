@@ -100,19 +100,22 @@ public final class Transformer {
             // the device runs the rest; when it cannot, the CPU carries on from the same residuals
             if (l == cpuLayers && device.forward(s, batch, startPos)) break;
             LayerWeights lw = w.layers()[l];
-            for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.attnNorm(), dim);
-            project(pool, lw.wq(), s.xb, batch, s.q);
-            project(pool, lw.wk(), s.xb, batch, s.k);
-            project(pool, lw.wv(), s.xb, batch, s.v);
-            for (int b = 0; b < batch; b++) {
-                int pos = startPos + b;
-                for (int h = 0; h < c.heads(); h++) rope(s.q, b * qDim + h * c.headDim(), s, b * half);
-                for (int h = 0; h < c.kvHeads(); h++) rope(s.k, b * kvDim + h * c.headDim(), s, b * half);
-                s.kv.store(l, pos, s.k, b * kvDim, s.v, b * kvDim);
+            // the attention block on the device when it holds this layer's (hybrid mode), else here
+            if (device == null || !device.attention(s, l, batch, startPos)) {
+                for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.attnNorm(), dim);
+                project(pool, lw.wq(), s.xb, batch, s.q);
+                project(pool, lw.wk(), s.xb, batch, s.k);
+                project(pool, lw.wv(), s.xb, batch, s.v);
+                for (int b = 0; b < batch; b++) {
+                    int pos = startPos + b;
+                    for (int h = 0; h < c.heads(); h++) rope(s.q, b * qDim + h * c.headDim(), s, b * half);
+                    for (int h = 0; h < c.kvHeads(); h++) rope(s.k, b * kvDim + h * c.headDim(), s, b * half);
+                    s.kv.store(l, pos, s.k, b * kvDim, s.v, b * kvDim);
+                }
+                attention(pool, s, l, batch, startPos);
+                project(pool, lw.wo(), s.att, batch, s.xb2);
+                for (int i = 0; i < batch * dim; i++) s.x[i] += s.xb2[i];
             }
-            attention(pool, s, l, batch, startPos);
-            project(pool, lw.wo(), s.att, batch, s.xb2);
-            for (int i = 0; i < batch * dim; i++) s.x[i] += s.xb2[i];
 
             for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.ffnNorm(), dim);
             ffn.compute(pool, l, lw, s, batch); // reads s.xb (normed) and s.x (residual), writes s.xb2

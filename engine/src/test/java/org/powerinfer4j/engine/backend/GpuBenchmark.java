@@ -90,7 +90,7 @@ public final class GpuBenchmark {
         }
     }
 
-    /** Budgets holding everything dense the placement wants plus 100%, 50% and 25% of the FFN neurons. */
+    /** Budgets holding the attention blocks, everything else the FFN placement fixes, and 100%, 50%, 25% of the FFN neurons. */
     private static long[] budgets(Path model, int tokens) throws Exception {
         try (GGUFFile f = GGUFFile.open(model)) {
             ModelConfig c = ModelConfig.fromGGUF(f);
@@ -99,6 +99,8 @@ public final class GpuBenchmark {
             for (GpuFootprint.Item it : fp.fixedItems()) fixed += it.bytes();
             for (long o : fp.layerOverhead()) fixed += o;
             long ffn = fp.allNeuronBytes();
+            ModelWeights w = ModelWeights.load(f, c);
+            for (var l : w.layers()) fixed += GpuLayers.attentionBytes(l, c, tokens + 16);   // attention + KV go first
             return new long[] {fixed + ffn + (1 << 20), fixed + ffn / 2, fixed + ffn / 4};
         }
     }
@@ -109,7 +111,7 @@ public final class GpuBenchmark {
             Benchmark.Result r = Benchmark.decode(m, tokens, reps);
             HybridFeedForward h = m.hybridFeedForward();
             String overlap = h == null ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * h.overlapStats().snapshot().overlap());
-            String placement = m.placementSummary().isEmpty() ? "CPU" : m.placementSummary().strip().lines().findFirst().orElse("").replace('|', '/');
+            String placement = m.placementSummary().isEmpty() ? "CPU" : String.join(" / ", m.placementSummary().strip().lines().toList()).replace('|', '/');
             rows.add(String.format(Locale.ROOT, "| %s | %s | %.2f ± %.2f | %s | %s | %s |", type, label, r.meanTokensPerSecond(),
                     r.stdTokensPerSecond(), dense > 0 ? String.format(Locale.ROOT, "%.2f×", r.meanTokensPerSecond() / dense) : "1.00×", overlap, placement));
             System.err.println(rows.get(rows.size() - 1));

@@ -226,6 +226,29 @@ class GpuLayersTest {
     }
 
     @Test
+    void attentionBlocksOnTheDeviceUnderABudgetAndAfterAFailureKeepTheTokens() throws Exception {
+        JsonNode ref = reference("reference/stories260K.llamacpp.json");
+        int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 32);
+        try (Loaded m = Loaded.open("models/stories260K.gguf")) {
+            List<String> notes = new ArrayList<>();
+            long two = GpuLayers.attentionBytes(m.weights().layers()[0], m.config(), 256) * 2 + 100;
+            try (GpuLayers g = GpuLayers.attention(GpuOptions.layers(GpuMode.SIMULATED, 0), m.config(), m.weights(), 256, two, notes::add)) {
+                assertThat(g.deviceLayers()).isEqualTo(2);
+                assertThat(g.firstLayer()).isEqualTo(m.config().layers());     // no whole layer moves
+                assertThat(g.summary()).startsWith("GPU attention: 2 of 5 layers (blk.0-1)");
+                assertThat(greedy(m, g, prompt, 32).tokens()).containsExactly(expected);
+            }
+            FaultyBackend faulty = new FaultyBackend(new SimulatedBackend(), Long.MAX_VALUE);
+            try (GpuLayers g = GpuLayers.attention(GpuOptions.layers(GpuMode.SIMULATED, 0), m.config(), m.weights(), 256, -1, notes::add, () -> faulty)) {
+                assertThat(g.deviceLayers()).isEqualTo(5);
+                faulty.failDenseMatVecAt(4 * 5 * 12 + 2);
+                assertThat(greedy(m, g, prompt, 32).tokens()).containsExactly(expected);
+                assertThat(g.failed()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void modelOpenWithNglRunsTheLayersOnTheDevice() throws Exception {
         ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withGpu(GpuOptions.layers(GpuMode.SIMULATED, 999));
         try (Model m = Model.open(TestData.file("models/stories260K.gguf"), o)) {

@@ -76,9 +76,11 @@ class HybridReferenceTest {
 
     @Test
     void modelWithSimulatedGpuAndVramBudget() throws Exception {
+        // attention blocks and their KV cache take the budget first (PowerInfer's order), then half the FFN bytes
         long budget;
         try (HybridHarness h = new HybridHarness(0f)) {
             budget = h.budgetFor(0.5);
+            for (var l : h.weights().layers()) budget += GpuLayers.attentionBytes(l, h.config(), 128);
         }
         GpuOptions gpu = GpuOptions.budget(GpuMode.SIMULATED, budget).withActivations(TestData.file("sparse/activation_counts.json"));
         ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withBatchSize(HybridHarness.BATCH).withKvCacheType(GGMLType.F32)
@@ -95,7 +97,9 @@ class HybridReferenceTest {
                 }
             String summary = m.placementSummary();
             System.out.print(summary);
-            assertThat(summary).contains("device simulated").contains("statistics activation_counts.json").contains("overlap");
+            assertThat(summary).contains("device simulated").contains("statistics activation_counts.json").contains("overlap")
+                    .contains("GPU attention: 5 of 5 layers");
+            assertThat(m.gpuLayers().failed()).isFalse();
         }
     }
 
