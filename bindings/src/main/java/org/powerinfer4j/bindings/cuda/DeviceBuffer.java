@@ -69,14 +69,22 @@ public final class DeviceBuffer implements AutoCloseable {
         CudaException.check(cuda_h.cuMemcpyDtoHAsync(host(dst), address() + srcOffset, dst.byteSize(), stream.handle()), "cuMemcpyDtoHAsync_v2");
     }
 
-    /** Copies all of {@code src} to this buffer at {@code dstOffset}; returns when the copy is done. */
+    /**
+     * Copies all of {@code src} to this buffer at {@code dstOffset} on the legacy NULL stream. Returns once
+     * {@code src} may be reused (from pageable memory the device write can still be in flight); work on streams made
+     * by {@link CudaContext#createStream()} (non-blocking) is not ordered after it: synchronise before relying on it
+     * there.
+     */
     public void copyFromHost(MemorySegment src, long dstOffset) {
         Objects.checkFromIndexSize(dstOffset, src.byteSize(), size);
         context.makeCurrent();
         CudaException.check(cuda_h.cuMemcpyHtoD(address() + dstOffset, host(src), src.byteSize()), "cuMemcpyHtoD_v2");
     }
 
-    /** Copies {@code dst.byteSize()} bytes from this buffer at {@code srcOffset} into {@code dst}; returns when done. */
+    /**
+     * Copies {@code dst.byteSize()} bytes from this buffer at {@code srcOffset} into {@code dst}; returns when done.
+     * Runs on the legacy NULL stream, which does not wait for work on non-blocking streams: synchronise those first.
+     */
     public void copyToHost(long srcOffset, MemorySegment dst) {
         Objects.checkFromIndexSize(srcOffset, dst.byteSize(), size);
         context.makeCurrent();
@@ -104,17 +112,22 @@ public final class DeviceBuffer implements AutoCloseable {
         CudaException.check(cuda_h.cuMemsetD32Async(address(), value, size / 4, stream.handle()), "cuMemsetD32Async");
     }
 
-    /** Sets every byte to {@code value}; synchronous with respect to the host. */
+    /**
+     * Sets every byte to {@code value} and waits for the device (cuMemsetD8 alone may return before it is done). Not
+     * ordered after work still queued on non-blocking streams: synchronise those first.
+     */
     public void fill(byte value) {
         context.makeCurrent();
         CudaException.check(cuda_h.cuMemsetD8(address(), value, size), "cuMemsetD8_v2");
+        context.synchronize();
     }
 
-    /** Sets every 32-bit word to {@code value}; synchronous with respect to the host. */
+    /** Sets every 32-bit word to {@code value} and waits for the device; the same ordering as {@link #fill(byte)}. */
     public void fill(int value) {
         requireWords();
         context.makeCurrent();
         CudaException.check(cuda_h.cuMemsetD32(address(), value, size / 4), "cuMemsetD32_v2");
+        context.synchronize();
     }
 
     private void requireWords() {

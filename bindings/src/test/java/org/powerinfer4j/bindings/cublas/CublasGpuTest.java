@@ -32,7 +32,7 @@ class CublasGpuTest {
                 for (int c = 0; c < cols; c++) s += (double) w[r * cols + c] * x[b * cols + c];
                 ref[b * rows + r] = s;
             }
-        try (CudaContext ctx = Cuda.device(0).retainPrimaryContext(); Cublas blas = Cublas.create(ctx); CudaStream s = ctx.createStream();
+        try (CudaContext ctx = Cuda.device(0).retainPrimaryContext(); CudaStream s = ctx.createStream(); Cublas blas = Cublas.create(ctx);
              Arena a = Arena.ofConfined()) {
             blas.setStream(s);
             blas.setMathMode(Cublas.MathMode.DEFAULT);

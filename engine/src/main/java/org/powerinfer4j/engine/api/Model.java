@@ -206,11 +206,26 @@ public final class Model implements AutoCloseable {
 
     @Override
     public void close() {
-        pool.close();
-        if (hybrid != null) hybrid.close();
-        if (gpuLayers != null) gpuLayers.close();
-        if (transposedDown != null) transposedDown.close();
-        repackArena.close();
-        file.close();
+        // every resource is released even when one fails (a device that failed fatally fails every later call);
+        // the first failure is thrown afterwards
+        RuntimeException first = null;
+        first = closing(pool::close, first);
+        if (hybrid != null) first = closing(hybrid::close, first);
+        if (gpuLayers != null) first = closing(gpuLayers::close, first);
+        if (transposedDown != null) first = closing(transposedDown::close, first);
+        first = closing(repackArena::close, first);
+        first = closing(file::close, first);
+        if (first != null) throw first;
+    }
+
+    private static RuntimeException closing(Runnable r, RuntimeException first) {
+        try {
+            r.run();
+            return first;
+        } catch (RuntimeException e) {
+            if (first == null) return e;
+            first.addSuppressed(e);
+            return first;
+        }
     }
 }

@@ -89,7 +89,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * (with a note) when none fit, the weights are of a type the kernels do not take, or the device is unavailable.
      */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info) {
-        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open());
+        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open(info));
     }
 
     static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
@@ -164,7 +164,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * or not even one layer fitting the budget or the device's memory.
      */
     public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info) {
-        return create(o, c, w, contextLength, info, () -> o.mode().open());
+        return create(o, c, w, contextLength, info, () -> o.mode().open(info));
     }
 
     /** As {@link #create(GpuOptions, ModelConfig, ModelWeights, int, Consumer)} on the device {@code open} gives (tests). */
@@ -289,7 +289,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     /** One session's device buffers and host staging; {@code usable} is false when they could not be allocated. */
     private final class DeviceState implements AutoCloseable {
         final List<AutoCloseable> owned = new ArrayList<>();
-        final Arena host = Arena.ofShared();
+        HostStaging host; // pinned where the driver allows: async copies, and no blocking on pageable memory
         boolean usable, lastOk;
         GpuStream stream;
         GpuBuffer x, xb, xb2, q, k, v, att, h, h2, logits;
@@ -311,12 +311,13 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                     kCache[i] = buf((long) contextLength * c.kvDim());
                     vCache[i] = buf((long) contextLength * c.kvDim());
                 }
-                if (output != null) {
-                    logits = buf(c.vocabSize());
-                    hostLogits = host.allocate(4L * c.vocabSize(), 64);
-                }
-                hostX = host.allocate(4L * c.dim(), 64);
-                hostKv = host.allocate(8L * layers.length * c.kvDim(), 64);
+                if (output != null) logits = buf(c.vocabSize());
+                long xBytes = 4L * c.dim(), kvBytes = 8L * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;
+                host = HostStaging.allocate(gpu, xBytes + kvBytes + logitBytes);
+                MemorySegment m = host.segment();
+                hostX = m.asSlice(0, xBytes);
+                hostKv = m.asSlice(xBytes, kvBytes);
+                if (output != null) hostLogits = m.asSlice(xBytes + kvBytes, logitBytes);
                 usable = true;
             } catch (RuntimeException e) {
                 close();
@@ -330,8 +331,23 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
         @Override
         public void close() {
+            // drain the stream before freeing: work queued before a failure may still use these buffers
+            if (stream != null) {
+                try {
+                    gpu.synchronize(stream);
+                } catch (RuntimeException ignored) {
+                    // a failed device: free what can be freed
+                }
+            }
             closeAll(owned);
-            if (host.scope().isAlive()) host.close();
+            if (host != null) {
+                try {
+                    host.close();
+                } catch (RuntimeException ignored) {
+                    // pinned memory of a failed context goes with the context
+                }
+                host = null;
+            }
         }
     }
 

@@ -29,15 +29,36 @@ public enum GpuMode {
         };
     }
 
-    /** Opens the backend this mode asks for; null for CPU only (OFF, or AUTO without CUDA). */
+    /** Opens the backend this mode asks for; null for CPU only (OFF, or AUTO without a usable CUDA device). */
     public GpuBackend open() {
+        return open(System.err::println);
+    }
+
+    /**
+     * Opens the backend this mode asks for; null for CPU only. AUTO without a usable device (no driver, or one that
+     * cannot take the kernels: a driver too old for the PTX, say) says why in one line through {@code info} and runs
+     * on the CPU; CUDA turns the same failure into a {@link ModelException}.
+     */
+    public GpuBackend open(java.util.function.Consumer<String> info) {
         return switch (this) {
             case OFF -> null;
             case SIMULATED -> new SimulatedBackend();
-            case AUTO -> CudaBackend.isAvailable() ? CudaBackend.open(0) : null;
+            case AUTO -> {
+                if (!CudaBackend.isAvailable()) yield null;
+                try {
+                    yield CudaBackend.open(0);
+                } catch (RuntimeException e) {
+                    info.accept("note: --gpu auto: the CUDA device is unusable (" + e.getMessage() + "); running on the CPU");
+                    yield null;
+                }
+            }
             case CUDA -> {
                 if (!CudaBackend.isAvailable()) throw new ModelException("--gpu cuda: " + CudaBackend.unavailableReason());
-                yield CudaBackend.open(0);
+                try {
+                    yield CudaBackend.open(0);
+                } catch (RuntimeException e) {
+                    throw new ModelException("--gpu cuda: cannot use the device: " + e.getMessage());
+                }
             }
         };
     }

@@ -348,75 +348,97 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
         gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
         boolean gpuPredictor = g.fc1 != null;
-        GpuEvent maskReady = null;
-        if (gpuPredictor) {
-            MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
-            gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
-            int hidden = g.fc1.rows();
-            for (int b = 0; b < batch; b++)
-                gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
-                        threshold, ws.mask.slice((long) b * ff, ff), null);
-            gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
-            if (coldMask == ColdMaskSource.GPU_EVENT) maskReady = gpu.record(stream);
-        } else {
-            // predictor not on the device: the CPU decides for every neuron and sends the mask over
-            predictCpu(pool, w, res, batch, ff, null);
-            MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
-            gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
-        }
-
-        // hot neurons, token by token (the device operators take one vector)
-        GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
-        for (int b = 0; b < batch; b++) {
-            GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
-            if (g.gate != null) {
-                gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
-                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
-                gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
+        GpuEvent maskReady = null, done = null;
+        CompletableFuture<Long> gpuDone = null;
+        try {
+            if (gpuPredictor) {
+                MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
+                gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
+                int hidden = g.fc1.rows();
+                for (int b = 0; b < batch; b++)
+                    gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
+                            threshold, ws.mask.slice((long) b * ff, ff), null);
+                gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
+                if (coldMask == ColdMaskSource.GPU_EVENT) maskReady = gpu.record(stream);
             } else {
-                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
-                gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
+                // predictor not on the device: the CPU decides for every neuron and sends the mask over
+                predictCpu(pool, w, res, batch, ff, null);
+                MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
+                gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
             }
-            gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
-        }
-        gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
-        GpuEvent done = gpu.record(stream);
-        CompletableFuture<Long> gpuDone = watcher.watch(done);
-        long issued = System.nanoTime();
 
-        // cold neurons on the CPU, meanwhile
-        long maskWait = 0;
-        if (gpuPredictor) {
-            if (coldMask == ColdMaskSource.GPU_EVENT) {
-                gpu.synchronize(maskReady);
-                maskWait = System.nanoTime() - issued;
-                maskReady.close();
-                MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
-            } else {
-                predictCpu(pool, w, res, batch, ff, g.cold);
+            // hot neurons, token by token (the device operators take one vector)
+            GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
+            for (int b = 0; b < batch; b++) {
+                GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
+                if (g.gate != null) {
+                    gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
+                    gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
+                    gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
+                } else {
+                    gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
+                    gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
+                }
+                gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
             }
-        }
-        int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
-        long cpuDone = System.nanoTime();
+            gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
+            // the watcher blocks on this one while the CPU works: a blocking-sync event, so it does not spin on a core
+            done = gpu.recordBlocking(stream);
+            gpuDone = watcher.watch(done);
+            long issued = System.nanoTime();
 
-        // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
-        // reports a failed operation), without a device-wide synchronisation
-        gpu.synchronize(stream);
-        long merged = System.nanoTime();
-        done.close();
-        for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
-        long end = System.nanoTime();
+            // cold neurons on the CPU, meanwhile
+            long maskWait = 0;
+            if (gpuPredictor) {
+                if (coldMask == ColdMaskSource.GPU_EVENT) {
+                    gpu.synchronize(maskReady);
+                    maskWait = System.nanoTime() - issued;
+                    MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
+                } else {
+                    predictCpu(pool, w, res, batch, ff, g.cold);
+                }
+            }
+            int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
+            long cpuDone = System.nanoTime();
 
-        int gpuActive = 0;
-        for (int b = 0; b < batch; b++) {
-            int n = 0;
-            for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
-            gpuActive += n;
-            if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
+            // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
+            // reports a failed operation), without a device-wide synchronisation
+            gpu.synchronize(stream);
+            long merged = System.nanoTime();
+            for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
+            long end = System.nanoTime();
+
+            int gpuActive = 0;
+            for (int b = 0; b < batch; b++) {
+                int n = 0;
+                for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
+                gpuActive += n;
+                if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
+            }
+            gpuComputed.addAndGet(layer, gpuActive);
+            cpuComputed.addAndGet(layer, cpuActive);
+            overlap.recordHybrid(t0, issued, cpuDone, gpuDone.join(), end, maskWait, merged - cpuDone);
+        } finally {
+            // the watcher may still be inside cuEventSynchronize on done: destroying it first is undefined
+            if (gpuDone != null) {
+                try {
+                    gpuDone.join();
+                } catch (RuntimeException ignored) {
+                    // only the timestamp is lost
+                }
+            }
+            closeQuietly(done);
+            closeQuietly(maskReady);
         }
-        gpuComputed.addAndGet(layer, gpuActive);
-        cpuComputed.addAndGet(layer, cpuActive);
-        overlap.recordHybrid(t0, issued, cpuDone, gpuDone.join(), end, maskWait, merged - cpuDone);
+    }
+
+    private static void closeQuietly(GpuEvent e) {
+        if (e == null) return;
+        try {
+            e.close();
+        } catch (RuntimeException ignored) {
+            // a failed device: the event goes with the context
+        }
     }
 
     /**
@@ -618,17 +640,30 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 // a failed stream still has to release its memory
             }
         }
+        // best effort, each piece on its own: after a fatal device error every driver call fails, and the rest
+        // (pinned memory, the stream, the context) must still be released
         for (int l = 0; l < layers; l++) {
-            if (onGpu[l] != null) {
-                onGpu[l].freeRows();
-                onGpu[l].freePredictor();
+            LayerGpu g = onGpu[l];
+            if (g != null) {
+                quietly(g::freeRows);
+                quietly(g::freePredictor);
                 onGpu[l] = null;
             }
         }
-        if (ws != null) ws.close();
+        Workspace w = ws;
+        if (w != null) quietly(w::close);
         ws = null;
-        if (stream != null) stream.close();
+        GpuStream st = stream;
+        if (st != null) quietly(st::close);
         stream = null;
+    }
+
+    private static void quietly(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException ignored) {
+            // already reported where the device failed
+        }
     }
 
     @Override

@@ -37,7 +37,7 @@ public final class HybridSetup {
         if (!o.enabled()) return null;
         if (o.gpuIndex() == null && !o.hasBudget())
             throw new ModelException("--gpu " + o.mode().name().toLowerCase(Locale.ROOT) + " needs --vram-budget GiB or --gpu-index FILE to choose the hot neurons");
-        GpuBackend gpu = o.mode().open();
+        GpuBackend gpu = o.mode().open(info);
         if (gpu == null) {
             info.accept("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
             return null;

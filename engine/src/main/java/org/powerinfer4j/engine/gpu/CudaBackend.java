@@ -177,6 +177,13 @@ public final class CudaBackend implements GpuBackend {
     }
 
     @Override
+    public GpuEvent recordBlocking(GpuStream s) {
+        CudaEvent e = ctx.createEvent(false, true);
+        e.record(cs(s));
+        return new CudaGpuEvent(e);
+    }
+
+    @Override
     public void wait(GpuStream s, GpuEvent e) {
         if (!(e instanceof CudaGpuEvent ce)) throw new IllegalArgumentException("event " + e + " does not belong to a CUDA backend");
         cs(s).waitEvent(ce.event);
@@ -377,11 +384,26 @@ public final class CudaBackend implements GpuBackend {
         launch(Spec.CONVERT_F16_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(src), dev(dst), n);
     }
 
-    /** Closes the streams, unloads the kernels and releases the context. Buffers must have been closed. */
+    /**
+     * Closes the streams, unloads the kernels and releases the context. Buffers must have been closed. Best effort:
+     * after a fatal device error every driver call fails, and the context must still be released.
+     */
     @Override
     public void close() {
-        for (CudaGpuStream s : streams) s.close();
-        kernels.close();
-        ctx.close();
+        RuntimeException first = null;
+        for (CudaGpuStream s : streams) first = attempt(s::close, first);
+        first = attempt(kernels::close, first);
+        first = attempt(ctx::close, first);
+        if (first != null) throw first;
+    }
+
+    private static RuntimeException attempt(Runnable r, RuntimeException first) {
+        try {
+            r.run();
+            return first;
+        } catch (RuntimeException e) {
+            if (first != null) first.addSuppressed(e);
+            return first != null ? first : e;
+        }
     }
 }

@@ -40,9 +40,13 @@ class HybridCudaTest {
     void exhaustedDeviceMemoryFallsBackToCpu() throws Exception {
         assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
         try (CudaBackend cuda = CudaBackend.open(0); HybridHarness h = new HybridHarness(0f)) {
-            FaultyBackend limited = new FaultyBackend(cuda, h.budgetFor(0.4));
+            // 40% of what the full placement allocates through the backend (the CUDA backend's own split scratch
+            // is allocated past this wrapper, so the limit leaves it out)
+            long needed = h.budgetFor(1.0) - HybridPlacement.streamScratch(h.config().dim());
+            FaultyBackend limited = new FaultyBackend(cuda, (long) (0.4 * needed));
             List<String> warnings = new ArrayList<>();
             try (HybridFeedForward ffn = h.hybrid(limited, h.planned(1.0), ColdMaskSource.GPU_EVENT, null, warnings)) {
+                assertThat(limited.refused()).isPositive();
                 assertThat(warnings).hasSize(1);
                 int[] prompt = h.prompts().get(1), expected = h.expected().get(1);
                 assertThat(h.greedy(ffn, prompt, 24)).containsExactly(Arrays.copyOf(expected, 24));
