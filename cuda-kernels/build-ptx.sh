@@ -17,6 +17,7 @@ res="$here/src/main/resources/org/powerinfer4j/kernels"
 mode="${1:-check}"
 out="${2:-$here/target/ptx}"
 # compute_75 PTX: the oldest target CUDA 13 supports; the driver JIT-compiles it for the GPU at hand (sm_90 on H100/H200).
+# The declared PTX ISA version is then lowered as far as ptxas allows (lower_ptx_version), for older drivers.
 # No -lineinfo/-G: they embed source paths, and the PTX must not depend on where the tree is checked out.
 nvcc_flags=(-ptx -arch=compute_75 -O3 -std=c++17)
 ptxas_arch=sm_90
@@ -52,10 +53,28 @@ shopt -s nullglob
 failed=0
 compiler_line() { grep -m1 '^// Cuda compilation tools' "$1" || true; }
 
+# nvcc declares its own PTX ISA version (9.0 for CUDA 13), which only drivers of that release (R580+) can JIT,
+# although these kernels use nothing newer than sm_75-era PTX. Declare the lowest version ptxas accepts for the
+# code instead, so older drivers load it too; ptxas rejects a version below what an instruction needs.
+lower_ptx_version() {
+    local f="$1" v tmp
+    [[ -n "$ptxas" ]] || return 0
+    tmp="$(mktemp)"
+    for v in 6.3 6.4 6.5 7.0 7.1 7.2 7.3 7.4 7.5 7.6 7.7 7.8 8.0 8.1 8.2 8.3 8.4 8.5 8.6 8.7 8.8; do
+        sed "s/^\.version [0-9.]*$/.version $v/" "$f" > "$tmp"
+        if "$ptxas" -arch=sm_75 -o /dev/null "$tmp" 2>/dev/null; then
+            mv "$tmp" "$f"
+            return 0
+        fi
+    done
+    rm -f "$tmp"
+}
+
 if [[ -n "$nvcc" ]]; then
     for cu in "$src"/*.cu; do
         name="$(basename "$cu" .cu)"
         "$nvcc" "${nvcc_flags[@]}" -o "$out/$name.ptx" "$cu"
+        lower_ptx_version "$out/$name.ptx"
         if [[ "$mode" == refresh ]]; then
             mkdir -p "$res"
             cp "$out/$name.ptx" "$res/$name.ptx"

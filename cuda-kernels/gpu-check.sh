@@ -12,6 +12,9 @@
 #                                      cuda-kernels/target/gpu-check); exit status 0 when tests ran and none failed,
 #                                      1 on failures, 3 when every test was skipped (CUDA unusable). Then (BENCH=0
 #                                      skips it) the decode benchmark of the GPU issue, GpuBenchmark: gpu-bench.md.
+#   cuda-kernels/gpu-check.sh emulate  rehearsal on a machine without a GPU: the same run against cuda-emu (the CPU
+#                                      stand-in for libcuda/libcublas, build-emulator.sh), benchmark off unless
+#                                      BENCH=1. Do this before spending device time.
 #
 # With the device tool: run "cuda-kernels/gpu-check.sh bundle" here, then
 #   run(command="bash cuda-kernels/gpu-check.sh", carry=["cuda-kernels/gpu-bundle"], timeout_s=300)
@@ -99,8 +102,16 @@ run() {
     return "$status"
 }
 
+emulate() {
+    bash "$root/cuda-kernels/build-emulator.sh"
+    local emu="$root/cuda-kernels/target/emulator/libcuda-emu.so"
+    [[ -f "$emu" ]] || { echo "gpu-check: cuda-emu could not be built (no C++ compiler?)" >&2; return 2; }
+    POWERINFER4J_CUDA="$emu" POWERINFER4J_CUBLAS="$emu" BENCH="${BENCH:-0}" run
+}
+
 case "$mode" in
     bundle) bundle ;;
     run) run ;;
-    *) echo "usage: $0 [run] | bundle" >&2; exit 2 ;;
+    emulate) emulate ;;
+    *) echo "usage: $0 [run] | bundle | emulate" >&2; exit 2 ;;
 esac
