@@ -146,7 +146,7 @@ public final class Model implements AutoCloseable {
         sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
             // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
-            GpuOptions g = options.gpu();
+            GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), System.err::println);
             gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println);
             if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
                 g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));

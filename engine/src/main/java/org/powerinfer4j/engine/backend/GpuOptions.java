@@ -6,8 +6,9 @@ import java.nio.file.Path;
  * Hybrid CPU/GPU execution of a sparse (PowerInfer) model's FFN.
  *
  * @param mode        the device ({@code --gpu}); {@link GpuMode#OFF} = CPU only
- * @param vramBudget  bytes of device memory the FFN may use ({@code --vram-budget}); negative = not given, in which
- *                    case a GPU index is required to choose hot neurons
+ * @param vramBudget  bytes of device memory the FFN may use ({@code --vram-budget}); negative = not given: on a
+ *                    CUDA device the free memory less a reserve ({@link HybridSetup#withDefaultBudget}), on the
+ *                    simulated one a GPU index is then required
  * @param gpuIndex    PowerInfer's {@code .gpuidx} ({@code --gpu-index}); null = plan from the budget
  * @param activations activation statistics for planning ({@code --gpu-activations}); null = the model's sibling
  *                    {@code .activations.gguf} when it exists, else a uniform placement

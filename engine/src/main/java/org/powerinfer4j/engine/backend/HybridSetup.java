@@ -28,6 +28,30 @@ public final class HybridSetup {
     private HybridSetup() {}
 
     /**
+     * Device memory a default budget leaves free: the context and loaded modules (a few hundred MiB), cuBLAS and
+     * stream workspaces, and cuMemAlloc's rounding of large allocations (2 MiB pages) — 512 MiB plus 5% of the card.
+     */
+    public static long defaultReserve(long totalDeviceBytes) {
+        return (512L << 20) + totalDeviceBytes / 20;
+    }
+
+    /**
+     * The options with {@code --vram-budget} defaulted for a real device when neither a budget nor a GPU index was
+     * given: the device's free memory minus {@link #defaultReserve}. Unchanged for other modes, or when the device
+     * cannot be queried (then the hybrid setup reports what is missing).
+     */
+    public static GpuOptions withDefaultBudget(GpuOptions o, Consumer<String> info) {
+        if (!o.enabled() || o.hasBudget() || o.gpuIndex() != null) return o;
+        if (o.mode() != GpuMode.AUTO && o.mode() != GpuMode.CUDA) return o;
+        long[] mem = org.powerinfer4j.engine.gpu.CudaBackend.deviceMemory();
+        if (mem == null) return o;
+        long budget = Math.max(0, mem[0] - defaultReserve(mem[1]));
+        info.accept(String.format(Locale.ROOT, "note: no --vram-budget: using %s (the device's %s free, less %s reserve)",
+                human(budget), human(mem[0]), human(defaultReserve(mem[1]))));
+        return o.withVramBudget(budget);
+    }
+
+    /**
      * @param modelPath the model file (for the default statistics file); may be null
      * @return the hybrid FFN, or null when the options leave the FFN on the CPU (mode off, or auto without CUDA;
      *         {@code info} is told why)

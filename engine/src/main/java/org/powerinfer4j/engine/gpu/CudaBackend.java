@@ -50,6 +50,17 @@ public final class CudaBackend implements GpuBackend {
         return Cuda.unavailableReason();
     }
 
+    /** Free and total memory of device 0 in bytes ({@code {free, total}}), or null when CUDA is unusable. */
+    public static long[] deviceMemory() {
+        if (!isAvailable()) return null;
+        try (org.powerinfer4j.bindings.cuda.CudaContext c = Cuda.device(0).retainPrimaryContext()) {
+            org.powerinfer4j.bindings.cuda.CudaContext.MemoryInfo mi = c.memoryInfo();
+            return new long[] {mi.free(), mi.total()};
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /** Retains device {@code ordinal}'s primary context and loads the kernels. */
     public static CudaBackend open(int ordinal) {
         return new CudaBackend(Cuda.device(ordinal).retainPrimaryContext());

@@ -11,7 +11,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.gpu.CudaBackend;
+import org.powerinfer4j.engine.sparse.SparseMode;
 
 /** The hybrid FFN on a real CUDA device: reference tokens, fallback on exhausted memory, overlap. Skipped without CUDA. */
 @Tag("gpu")
@@ -33,6 +37,27 @@ class HybridCudaTest {
                 assertThat(o.overlap()).isBetween(0.0, 1.0);
                 System.out.printf(Locale.ROOT, "CUDA threshold %s, %.0f%%, %s: %s%n", threshold, 100 * fraction, mask, o.format());
             }
+        }
+    }
+
+    /** --gpu cuda without --vram-budget or a GPU index plans for the device's free memory less the reserve. */
+    @Test
+    void budgetDefaultsToFreeDeviceMemory() throws Exception {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        long[] mem = CudaBackend.deviceMemory();
+        List<String> notes = new ArrayList<>();
+        GpuOptions o = HybridSetup.withDefaultBudget(new GpuOptions(GpuMode.CUDA, -1, null, null, null, GpuOptions.DEFAULT_TILE), notes::add);
+        assertThat(o.vramBudget()).isEqualTo(Math.max(0, mem[0] - HybridSetup.defaultReserve(mem[1])));
+        assertThat(notes).singleElement().asString().startsWith("note: no --vram-budget");
+        // explicit choices are kept; the simulated device has no memory to ask about
+        assertThat(HybridSetup.withDefaultBudget(GpuOptions.budget(GpuMode.CUDA, 1234), notes::add).vramBudget()).isEqualTo(1234);
+        assertThat(HybridSetup.withDefaultBudget(new GpuOptions(GpuMode.SIMULATED, -1, null, null, null, 32), notes::add).hasBudget()).isFalse();
+        assertThat(notes).hasSize(1);
+        if (o.vramBudget() < (64L << 20)) return; // a nearly full device: nothing more to check
+        ModelOptions mo = ModelOptions.defaults().withSparseMode(SparseMode.PREDICT).withGpu(new GpuOptions(GpuMode.CUDA, -1, null, null, null, 32));
+        try (Model m = Model.open(TestData.file("sparse/stories260K-relu.powerinfer.gguf"), mo)) {
+            assertThat(m.hybridFeedForward()).isNotNull();
+            assertThat(m.hybridFeedForward().placement().totalHot()).isPositive();
         }
     }
 
