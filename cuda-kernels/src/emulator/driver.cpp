@@ -136,6 +136,7 @@ std::set<Event*> g_events;
 std::set<Module*> g_modules;
 size_t g_used = 0;
 std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
+std::atomic<int> g_max_ptx_version{90}; // PTX ISA this "driver" JIT-compiles, times ten (CUDA 13: 9.0)
 
 size_t device_bytes() {
     static const size_t total = [] {
@@ -664,6 +665,12 @@ API CUresult cuModuleLoadData(void** module, const void* image) {
     }
     const std::string ptx(text);
     if (ptx.find(".version") == std::string::npos || ptx.find(".target") == std::string::npos) return CUDA_ERROR_INVALID_PTX;
+    static const std::regex version_re(R"(\.version\s+(\d+)\.(\d+))");
+    std::smatch vm;
+    if (std::regex_search(ptx, vm, version_re)) {
+        const int version = std::stoi(vm[1]) * 10 + std::stoi(vm[2]);
+        if (version > g_max_ptx_version.load()) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION; // as an older driver answers
+    }
     auto* m = new Module();
     static const std::regex entry_re(R"(\.entry\s+(\w+)\s*\(([^)]*)\)([^{]*)\{)");
     static const std::regex param_re(R"(\.param\s+\.(\w+)\s+\w+)");
@@ -831,3 +838,9 @@ API CUresult cuemuSubmit(void* stream, void (*fn)(void*), void* arg) {
     REQUIRE_CONTEXT();
     return submit(stream, [fn, arg] { fn(arg); });
 }
+
+/**
+ * Emulator-only: the newest PTX ISA version (times ten, e.g. 78 for 7.8) cuModuleLoadData accepts, as a driver of
+ * an older CUDA release would; returns the previous value. Tests use it for the "driver too old" path.
+ */
+API int cuemuSetMaxPtxVersion(int version) { return g_max_ptx_version.exchange(version); }

@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import org.powerinfer4j.engine.kernels.RepackedQ4Kernels;
 import org.powerinfer4j.engine.backend.GpuLayers;
 import org.powerinfer4j.engine.backend.GpuOptions;
+import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;
 import org.powerinfer4j.engine.model.LayerWeights;
@@ -48,6 +49,7 @@ public final class Model implements AutoCloseable {
     private final SparseMode sparseMode;
     private final SparsityStats stats;
     private TransposedDown transposedDown;
+    private GpuBackend sharedGpu;   // the hybrid FFN's and attention blocks' device, closed after both
     private org.powerinfer4j.engine.backend.HybridFeedForward hybrid;
     private GpuLayers gpuLayers;
     private float sparseThreshold = Float.NaN;
@@ -146,16 +148,31 @@ public final class Model implements AutoCloseable {
         sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
             // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
+            // one backend (one context, the kernels loaded once) for both; the model closes it
             GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), System.err::println);
-            gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println);
-            if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
-                g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
-            hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), weights, config.activation(), sparseThreshold,
-                    downT, options.batchSize(), stats, System.err::println);
-            if (hybrid != null) return hybrid;
-            if (gpuLayers != null) {
-                gpuLayers.close();
-                gpuLayers = null;
+            org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
+            boolean[] noted = {false};
+            GpuBackend gpu = g.mode().open(m -> {
+                noted[0] = true;
+                System.err.println(m);
+            });
+            if (gpu == null) {
+                if (!noted[0]) System.err.println("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
+            } else {
+                try {
+                    gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println, gpu);
+                    if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
+                        g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
+                    hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), weights, config.activation(), sparseThreshold,
+                            downT, options.batchSize(), stats, System.err::println, gpu, false);
+                    sharedGpu = gpu;
+                    return hybrid;
+                } catch (RuntimeException e) {
+                    if (gpuLayers != null) gpuLayers.close();
+                    gpuLayers = null;
+                    gpu.close();
+                    throw e;
+                }
             }
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
@@ -212,6 +229,7 @@ public final class Model implements AutoCloseable {
         first = closing(pool::close, first);
         if (hybrid != null) first = closing(hybrid::close, first);
         if (gpuLayers != null) first = closing(gpuLayers::close, first);
+        if (sharedGpu != null) first = closing(sharedGpu::close, first);
         if (transposedDown != null) first = closing(transposedDown::close, first);
         first = closing(repackArena::close, first);
         first = closing(file::close, first);

@@ -50,11 +50,13 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final long weightBytes;
     private final List<AutoCloseable> owned;
     private final Consumer<String> warn;
+    private final boolean ownsBackend;       // false when the model shares the backend with its hybrid FFN
     private volatile boolean failed;
 
-    private GpuLayers(GpuBackend gpu, ModelConfig c, int first, DeviceLayer[] layers, GpuMatrix output, GpuBuffer outputNorm,
+    private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, int first, DeviceLayer[] layers, GpuMatrix output, GpuBuffer outputNorm,
                       GpuBuffer invFreq, int contextLength, long weightBytes, List<AutoCloseable> owned, Consumer<String> warn) {
         this.gpu = gpu;
+        this.ownsBackend = ownsBackend;
         this.c = c;
         this.first = first;
         this.layers = layers;
@@ -92,8 +94,19 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         return attention(o, c, w, contextLength, budget, info, () -> o.mode().open(info));
     }
 
+    /** As {@link #attention(GpuOptions, ModelConfig, ModelWeights, int, long, Consumer)} on {@code shared}, which it does not close. */
+    public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
+                                      GpuBackend shared) {
+        return attention(o, c, w, contextLength, budget, info, () -> shared, false);
+    }
+
     static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
                                java.util.function.Supplier<GpuBackend> open) {
+        return attention(o, c, w, contextLength, budget, info, open, true);
+    }
+
+    private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
+                                       java.util.function.Supplier<GpuBackend> open, boolean ownsBackend) {
         if (!o.enabled()) return null;
         int n = 0;
         long left = budget;
@@ -119,10 +132,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 bytes += attentionBytes(l, c, contextLength) - 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
             }
             GpuBuffer inv = own(gpu.uploadFloats(s, GpuBackend.ropeInvFreq(c.ropeDim(), c.ropeFreqBase())), owned);
-            return new GpuLayers(gpu, c, c.layers(), dl, null, null, inv, contextLength, bytes, owned, info);
+            return new GpuLayers(gpu, ownsBackend, c, c.layers(), dl, null, null, inv, contextLength, bytes, owned, info);
         } catch (RuntimeException e) {
             closeAll(owned);
-            gpu.close();
+            if (ownsBackend) gpu.close();
             info.accept("warning: the GPU could not take the attention weights (" + e.getMessage() + "); attention runs on the CPU");
             return null;
         }
@@ -220,7 +233,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 bytes += headBytes(w, c);
             }
             GpuBuffer inv = own(gpu.uploadFloats(s, GpuBackend.ropeInvFreq(c.ropeDim(), c.ropeFreqBase())), owned);
-            return new GpuLayers(gpu, c, firstLayer, dl, out, outNorm, inv, contextLength, bytes, owned, info);
+            return new GpuLayers(gpu, true, c, firstLayer, dl, out, outNorm, inv, contextLength, bytes, owned, info);
         } catch (RuntimeException e) {
             closeAll(owned);
             gpu.close();
@@ -485,6 +498,6 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     @Override
     public void close() {
         closeAll(owned);
-        gpu.close();
+        if (ownsBackend) gpu.close();
     }
 }

@@ -59,20 +59,33 @@ public final class HybridSetup {
     public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
                                            Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info) {
         if (!o.enabled()) return null;
-        if (o.gpuIndex() == null && !o.hasBudget())
-            throw new ModelException("--gpu " + o.mode().name().toLowerCase(Locale.ROOT) + " needs --vram-budget GiB or --gpu-index FILE to choose the hot neurons");
+        requireBudgetOrIndex(o);
         GpuBackend gpu = o.mode().open(info);
         if (gpu == null) {
             info.accept("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
             return null;
         }
         try {
-            HybridPlacement placement = placement(o, modelPath, w, maxBatch, info);
-            return new HybridFeedForward(gpu, true, placement, w, activation, threshold, downT, maxBatch, o.coldMask(), stats, info);
+            return create(o, modelPath, w, activation, threshold, downT, maxBatch, stats, info, gpu, true);
         } catch (RuntimeException e) {
             gpu.close();
             throw e;
         }
+    }
+
+    /** As {@link #create} on an open backend; {@code ownsBackend} false leaves closing it to the caller. */
+    public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
+                                           Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info, GpuBackend gpu,
+                                           boolean ownsBackend) {
+        requireBudgetOrIndex(o);
+        HybridPlacement placement = placement(o, modelPath, w, maxBatch, info);
+        return new HybridFeedForward(gpu, ownsBackend, placement, w, activation, threshold, downT, maxBatch, o.coldMask(), stats, info);
+    }
+
+    /** The hot neurons come from a budget or a GPU index; neither is a usage error (one line). */
+    public static void requireBudgetOrIndex(GpuOptions o) {
+        if (o.gpuIndex() == null && !o.hasBudget())
+            throw new ModelException("--gpu " + o.mode().name().toLowerCase(Locale.ROOT) + " needs --vram-budget GiB or --gpu-index FILE to choose the hot neurons");
     }
 
     static HybridPlacement placement(GpuOptions o, Path modelPath, ModelWeights w, int maxBatch, Consumer<String> info) {
