@@ -844,3 +844,6 @@ API CUresult cuemuSubmit(void* stream, void (*fn)(void*), void* arg) {
  * an older CUDA release would; returns the previous value. Tests use it for the "driver too old" path.
  */
 API int cuemuSetMaxPtxVersion(int version) { return g_max_ptx_version.exchange(version); }
+
+/** Emulator-only: clears a failed launch's sticky error, so a test can provoke one and go on. */
+API void cuemuClearError() { g_sticky.store(CUDA_SUCCESS); }

@@ -201,6 +201,15 @@ const emu_dim3& emu::thread_idx() {
 
 void emu::sync_block() { yield(State::AT_BARRIER); }
 
+void emu::misaligned_load(const void* p, size_t alignment) {
+    Scheduler* s = scheduler;
+    if (s == nullptr || !s->error.empty()) return;
+    char buf[160];
+    const emu_dim3& t = s->current->index;
+    snprintf(buf, sizeof buf, "misaligned address: thread (%u,%u,%u) loads %zu-byte aligned data from %p", t.x, t.y, t.z, alignment, p);
+    s->error = buf;
+}
+
 uint64_t emu::warp_exchange(unsigned mask, WarpOp op, int arg, int width, uint64_t value) {
     Fiber* f = scheduler->current;
     f->mask = mask;
@@ -269,5 +278,5 @@ std::string emu::run_block(const std::function<void()>& body, emu_dim3 block) {
         break;
     }
     scheduler = outer;
-    return error;
+    return error.empty() ? s.error : error;
 }

@@ -32,6 +32,8 @@ void sync_block();
 // warp-synchronous exchange: every lane of the warp deposits a value; op and arg say what each lane gets back
 enum WarpOp { SHFL_XOR, SHFL_IDX, SHFL_DOWN, SHFL_UP, BALLOT };
 uint64_t warp_exchange(unsigned mask, WarpOp op, int arg, int width, uint64_t value);
+// a load the GPU would fault on ("misaligned address"); x86 does not care, so the launch is failed afterwards
+void misaligned_load(const void* p, size_t alignment);
 } // namespace emu
 
 #define threadIdx (::emu::thread_idx())
@@ -112,7 +114,10 @@ inline __half __ushort_as_half(unsigned short v) {
 inline float2 __half22float2(__half2 h) { return float2{__half2float(h.x), __half2float(h.y)}; }
 
 template <typename T>
-inline T __ldg(const T* p) { return *p; }
+inline T __ldg(const T* p) {
+    if (((uintptr_t)p & (alignof(T) - 1)) != 0) emu::misaligned_load(p, alignof(T));
+    return *p;
+}
 
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __ffs(int v) { return __builtin_ffs(v); }

@@ -174,7 +174,7 @@ __device__ __forceinline__ void axpy_columns(const unsigned char* __restrict__ W
         const __half* w = (const __half*)row;
         if ((dim & 1) == 0) {
             if (c < dim) {
-                const float2 v = __half22float2(*(const __half2*)(w + c));
+                const float2 v = __half22float2(__ldg((const __half2*)(w + c)));
                 a0 += hv * v.x;
                 a1 += hv * v.y;
             }

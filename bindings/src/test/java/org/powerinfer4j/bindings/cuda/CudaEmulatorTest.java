@@ -78,6 +78,52 @@ class CudaEmulatorTest {
         }
     }
 
+    /** The emulator's own entry point that clears a provoked (sticky) launch failure. */
+    private static void clearError() throws Throwable {
+        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
+        java.lang.invoke.MethodHandle h = java.lang.foreign.Linker.nativeLinker().downcallHandle(
+                java.lang.foreign.SymbolLookup.libraryLookup(java.nio.file.Path.of(lib), Arena.global()).find("cuemuClearError").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.ofVoid());
+        h.invokeExact();
+    }
+
+    private static byte[] checks() throws IOException {
+        try (InputStream in = CudaEmulatorTest.class.getResourceAsStream("emulator_checks.ptx")) {
+            return in.readAllBytes();
+        }
+    }
+
+    /** A barrier half the block never reaches hangs a GPU; the emulator fails the launch and says why. */
+    @Test
+    void divergentBarrierFailsTheLaunch() throws Throwable {
+        try (CudaModule m = ctx.loadModule(checks()); CudaStream s = ctx.createStream(); DeviceBuffer out = ctx.allocate(4L * 64)) {
+            m.kernel("divergent_barrier").launch(Dim3.of(1), Dim3.of(64), 0, s, out);
+            assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
+                    .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
+        } catch (CudaException closingAfterFailure) {
+            // freeing after a failed launch fails too, as with the driver
+        } finally {
+            clearError();
+        }
+    }
+
+    /** x86 reads a misaligned float4 happily; a GPU faults, and so does the emulator's launch. */
+    @Test
+    void misalignedVectorLoadFailsTheLaunch() throws Throwable {
+        try (CudaModule m = ctx.loadModule(checks()); CudaStream s = ctx.createStream(); DeviceBuffer in = ctx.allocate(64);
+             DeviceBuffer out = ctx.allocate(4)) {
+            m.kernel("vector_load").launch(Dim3.of(1), Dim3.of(32), 0, s, in.address(), out);   // aligned: fine
+            s.synchronize();
+            m.kernel("vector_load").launch(Dim3.of(1), Dim3.of(32), 0, s, in.address() + 4, out);
+            assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
+                    .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
+        } catch (CudaException closingAfterFailure) {
+            // as above
+        } finally {
+            clearError();
+        }
+    }
+
     @Test
     void deviceMemoryIsLimitedAndAccounted() {
         CudaContext.MemoryInfo before = ctx.memoryInfo();
