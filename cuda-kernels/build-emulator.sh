@@ -31,6 +31,9 @@ for cu in "$here"/src/main/cuda/*.cu "$here"/../bindings/src/test/resources/org/
 done
 "$cxx" -std=c++17 -O2 -g -fPIC -shared -pthread -fvisibility=hidden -fno-strict-aliasing -Wall -Wno-unknown-pragmas -Wno-unused-function \
     -I "$here/src/emulator/include" -I "$here/src/emulator" -I "$here/src/main/cuda" -I "$out/gen" \
-    "$here"/src/emulator/*.cpp -o "$lib.tmp"
+    "$here"/src/emulator/*.cpp -o "$lib.tmp" || {
+    echo "cuda-kernels: building the CPU emulator failed (C++17 compiler needed); -Dcuda.emulator.skip=true builds without it" >&2
+    exit 1
+}
 mv "$lib.tmp" "$lib"
 echo "cuda-kernels: built the CPU emulator $lib ($(wc -l < "$out/gen/kernels.inc") kernels)"

@@ -627,7 +627,9 @@ API CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
     if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_event(a) || !valid_event(b)) return CUDA_ERROR_INVALID_HANDLE;
     if ((a->flags | b->flags) & 2) return CUDA_ERROR_INVALID_HANDLE; // CU_EVENT_DISABLE_TIMING
-    std::scoped_lock lock(a->m, b->m);
+    std::unique_lock<std::mutex> la(a->m, std::defer_lock), lb(b->m, std::defer_lock);
+    if (a == b) la.lock(); // the same event twice: one lock (elapsed time 0)
+    else std::lock(la, lb);
     if (a->recorded == 0 || b->recorded == 0) return CUDA_ERROR_INVALID_HANDLE;
     if (a->completed < a->recorded || b->completed < b->recorded) return CUDA_ERROR_NOT_READY;
     *ms = (float)(b->millis - a->millis);

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -76,7 +75,6 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private GpuStream stream;
     private Workspace ws;
-    private CompletionWatcher watcher;
     private volatile boolean gpuEnabled;
     private volatile String disabledReason;
 
@@ -280,8 +278,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         }
         if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
         gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
-        if (gpuEnabled) watcher = new CompletionWatcher(gpu);
-        else {
+        if (!gpuEnabled) {
             closeDevice();
             placement = allCold("nothing could be placed on the device");
         }
@@ -343,14 +340,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         int ff = w.ffnUp().rows(), k = g.hot.length;
         float[] x = s.ffnInput(), res = s.residual(), out = s.ffnOutput();
         long t0 = System.nanoTime();
-
-        // inputs to the device
-        MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
-        gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
         boolean gpuPredictor = g.fc1 != null;
-        GpuEvent maskReady = null, done = null;
-        CompletableFuture<Long> gpuDone = null;
+        // the device's busy time comes from timing events around its work (no thread waits on it: the CPU is busy)
+        GpuEvent maskReady = null, done = null, started = null;
         try {
+            started = gpu.recordTimed(stream);
+            // inputs to the device
+            MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
+            gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
             if (gpuPredictor) {
                 MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
                 gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
@@ -382,9 +379,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
             }
             gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
-            // the watcher blocks on this one while the CPU works: a blocking-sync event, so it does not spin on a core
-            done = gpu.recordBlocking(stream);
-            gpuDone = watcher.watch(done);
+            done = gpu.recordTimed(stream);
             long issued = System.nanoTime();
 
             // cold neurons on the CPU, meanwhile
@@ -405,6 +400,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             // reports a failed operation), without a device-wide synchronisation
             gpu.synchronize(stream);
             long merged = System.nanoTime();
+            long deviceNanos = gpu.elapsedNanos(started, done);
+            long gpuDone = deviceNanos >= 0 ? Math.min(merged, t0 + deviceNanos) : merged;
             for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
             long end = System.nanoTime();
 
@@ -417,16 +414,9 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             }
             gpuComputed.addAndGet(layer, gpuActive);
             cpuComputed.addAndGet(layer, cpuActive);
-            overlap.recordHybrid(t0, issued, cpuDone, gpuDone.join(), end, maskWait, merged - cpuDone);
+            overlap.recordHybrid(t0, issued, cpuDone, gpuDone, end, maskWait, merged - cpuDone);
         } finally {
-            // the watcher may still be inside cuEventSynchronize on done: destroying it first is undefined
-            if (gpuDone != null) {
-                try {
-                    gpuDone.join();
-                } catch (RuntimeException ignored) {
-                    // only the timestamp is lost
-                }
-            }
+            closeQuietly(started);
             closeQuietly(done);
             closeQuietly(maskReady);
         }
@@ -671,8 +661,6 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         lock.lock();
         try {
             gpuEnabled = false;
-            if (watcher != null) watcher.close();
-            watcher = null;
             if (gpu != null) closeDevice();
             if (ownsBackend && gpu != null) gpu.close();
         } finally {

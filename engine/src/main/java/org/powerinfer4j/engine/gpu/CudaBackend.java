@@ -188,10 +188,20 @@ public final class CudaBackend implements GpuBackend {
     }
 
     @Override
-    public GpuEvent recordBlocking(GpuStream s) {
-        CudaEvent e = ctx.createEvent(false, true);
+    public GpuEvent recordTimed(GpuStream s) {
+        CudaEvent e = ctx.createEvent(true);
         e.record(cs(s));
         return new CudaGpuEvent(e);
+    }
+
+    @Override
+    public long elapsedNanos(GpuEvent from, GpuEvent to) {
+        if (!(from instanceof CudaGpuEvent a) || !(to instanceof CudaGpuEvent b)) return -1;
+        try {
+            return Math.max(0, Math.round(b.event().elapsedMillisSince(a.event()) * 1e6));   // cuEventElapsedTime: ~0.5 µs resolution
+        } catch (RuntimeException e) {
+            return -1;   // not timed, or not both complete
+        }
     }
 
     @Override

@@ -95,13 +95,14 @@ public interface GpuBackend extends AutoCloseable {
     /** A new event recorded at the current end of {@code s}; the caller closes it when no longer needed. */
     GpuEvent record(GpuStream s);
 
+    /** Like {@link #record}, for an event {@link #elapsedNanos} can measure from or to. */
+    GpuEvent recordTimed(GpuStream s);
+
     /**
-     * Like {@link #record}, for an event a thread waits on while it could be doing other work: waiting on it sleeps
-     * rather than spins (CUDA's blocking-sync events), at the price of a later wake-up.
+     * Device time from {@code from} to {@code to} (both from {@link #recordTimed}, both completed) in nanoseconds;
+     * -1 when the device cannot say.
      */
-    default GpuEvent recordBlocking(GpuStream s) {
-        return record(s);
-    }
+    long elapsedNanos(GpuEvent from, GpuEvent to);
 
     /** Later work on {@code s} waits until {@code e} completes (the host does not block). */
     void wait(GpuStream s, GpuEvent e);

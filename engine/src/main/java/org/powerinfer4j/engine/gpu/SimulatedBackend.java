@@ -174,6 +174,7 @@ public final class SimulatedBackend implements GpuBackend {
 
     static final class SimEvent implements GpuEvent {
         final CompletableFuture<Void> done = new CompletableFuture<>();
+        volatile long completedAt;   // System.nanoTime when the stream reached it
 
         @Override
         public boolean isComplete() {
@@ -203,8 +204,22 @@ public final class SimulatedBackend implements GpuBackend {
     @Override
     public GpuEvent record(GpuStream s) {
         SimEvent e = new SimEvent();
-        stream(s).submit(() -> e.done.complete(null), true);
+        stream(s).submit(() -> {
+            e.completedAt = System.nanoTime();
+            e.done.complete(null);
+        }, true);
         return e;
+    }
+
+    @Override
+    public GpuEvent recordTimed(GpuStream s) {
+        return record(s);
+    }
+
+    @Override
+    public long elapsedNanos(GpuEvent from, GpuEvent to) {
+        if (!(from instanceof SimEvent a) || !(to instanceof SimEvent b) || !a.done.isDone() || !b.done.isDone()) return -1;
+        return Math.max(0, b.completedAt - a.completedAt);
     }
 
     @Override

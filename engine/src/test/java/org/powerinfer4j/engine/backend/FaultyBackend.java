@@ -56,6 +56,8 @@ final class FaultyBackend implements GpuBackend {
     @Override public void zero(GpuStream s, GpuBuffer dst) { d.zero(s, dst); }
     @Override public GpuStream createStream() { return d.createStream(); }
     @Override public GpuEvent record(GpuStream s) { return d.record(s); }
+    @Override public GpuEvent recordTimed(GpuStream s) { return d.recordTimed(s); }
+    @Override public long elapsedNanos(GpuEvent a, GpuEvent b) { return d.elapsedNanos(a, b); }
     @Override public void wait(GpuStream s, GpuEvent e) { d.wait(s, e); }
     @Override public void synchronize(GpuStream s) { d.synchronize(s); }
     @Override public void synchronize(GpuEvent e) { d.synchronize(e); }

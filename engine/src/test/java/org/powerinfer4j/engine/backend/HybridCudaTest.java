@@ -35,6 +35,8 @@ class HybridCudaTest {
                 assertThat(ffn.gpuActive()).isTrue();
                 OverlapStats.Snapshot o = ffn.overlapStats().snapshot();
                 assertThat(o.overlap()).isBetween(0.0, 1.0);
+                // the device's busy time comes from timing events: positive, and within the layer time
+                assertThat(o.gpuNanos()).isPositive().isLessThanOrEqualTo(o.layerNanos());
                 System.out.printf(Locale.ROOT, "CUDA threshold %s, %.0f%%, %s: %s%n", threshold, 100 * fraction, mask, o.format());
             }
         }

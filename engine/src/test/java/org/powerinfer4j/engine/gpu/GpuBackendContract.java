@@ -466,6 +466,26 @@ abstract class GpuBackendContract {
         }
     }
 
+    /** Timing events bracket device work: the measured time is positive and within the host's wall time. */
+    @Test
+    void timedEventsMeasureDeviceWork() {
+        int n = 1 << 20;
+        try (GpuStream st = gpu.createStream(); GpuBuffer a = gpu.allocate(4L * n)) {
+            gpu.zero(st, a);
+            long t0 = System.nanoTime();
+            GpuEvent from = gpu.recordTimed(st);
+            for (int i = 0; i < 8; i++) gpu.add(st, a, a, n);
+            GpuEvent to = gpu.recordTimed(st);
+            gpu.synchronize(st);
+            long wall = System.nanoTime() - t0;
+            long device = gpu.elapsedNanos(from, to);
+            assertThat(device).isPositive().isLessThanOrEqualTo(wall);
+            assertThat(gpu.elapsedNanos(to, to)).isZero();
+            from.close();
+            to.close();
+        }
+    }
+
     @Test
     void shapeErrorsAreReportedWhenIssued() {
         Random rnd = new Random(22);
