@@ -118,9 +118,15 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         final HostStaging host;
         final MemorySegment hX, hR, hY, hMask;
         final long deviceBytes;
+        // recorded again every layer (creating and destroying three events per layer costs driver calls)
+        final List<GpuEvent> events = new ArrayList<>();
+        GpuEvent started, done, maskReady;
 
         Workspace(GpuBackend gpu, int dim, int ffMax, int kMax, int hMax, int batch) {
             try {
+                started = event(gpu, true);
+                done = event(gpu, true);
+                maskReady = event(gpu, false);
                 x = alloc(gpu, 4L * batch * dim);
                 residual = alloc(gpu, 4L * batch * dim);
                 hidden = alloc(gpu, 4L * hMax);
@@ -153,8 +159,16 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             return b;
         }
 
+        private GpuEvent event(GpuBackend gpu, boolean timed) {
+            GpuEvent e = gpu.createEvent(timed);
+            events.add(e);
+            return e;
+        }
+
         @Override
         public void close() {
+            for (GpuEvent e : events) e.close();
+            events.clear();
             for (GpuBuffer b : owned) b.close();
             owned.clear();
             if (host != null) host.close();
@@ -342,93 +356,78 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         long t0 = System.nanoTime();
         boolean gpuPredictor = g.fc1 != null;
         // the device's busy time comes from timing events around its work (no thread waits on it: the CPU is busy)
-        GpuEvent maskReady = null, done = null, started = null;
-        try {
-            started = gpu.recordTimed(stream);
-            // inputs to the device
-            MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
-            gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
-            if (gpuPredictor) {
-                MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
-                gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
-                int hidden = g.fc1.rows();
-                for (int b = 0; b < batch; b++)
-                    gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
-                            threshold, ws.mask.slice((long) b * ff, ff), null);
-                gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
-                if (coldMask == ColdMaskSource.GPU_EVENT) maskReady = gpu.record(stream);
+        GpuEvent started = ws.started, done = ws.done, maskReady = ws.maskReady;
+        gpu.record(started, stream);
+        // inputs to the device
+        MemorySegment.copy(x, 0, ws.hX, F32, 0, batch * dim);
+        gpu.upload(stream, ws.hX.asSlice(0, 4L * batch * dim), ws.x, 0);
+        if (gpuPredictor) {
+            MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
+            gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
+            int hidden = g.fc1.rows();
+            for (int b = 0; b < batch; b++)
+                gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
+                        threshold, ws.mask.slice((long) b * ff, ff), null);
+            gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
+            if (coldMask == ColdMaskSource.GPU_EVENT) gpu.record(maskReady, stream);
+        } else {
+            // predictor not on the device: the CPU decides for every neuron and sends the mask over
+            predictCpu(pool, w, res, batch, ff, null);
+            MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
+            gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
+        }
+
+        // hot neurons, token by token (the device operators take one vector)
+        GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
+        for (int b = 0; b < batch; b++) {
+            GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
+            if (g.gate != null) {
+                gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
+                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
+                gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
             } else {
-                // predictor not on the device: the CPU decides for every neuron and sends the mask over
-                predictCpu(pool, w, res, batch, ff, null);
-                MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
-                gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
+                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
+                gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
             }
-
-            // hot neurons, token by token (the device operators take one vector)
-            GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
-            for (int b = 0; b < batch; b++) {
-                GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
-                if (g.gate != null) {
-                    gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
-                    gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
-                    gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
-                } else {
-                    gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
-                    gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
-                }
-                gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
-            }
-            gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
-            done = gpu.recordTimed(stream);
-            long issued = System.nanoTime();
-
-            // cold neurons on the CPU, meanwhile
-            long maskWait = 0;
-            if (gpuPredictor) {
-                if (coldMask == ColdMaskSource.GPU_EVENT) {
-                    gpu.synchronize(maskReady);
-                    maskWait = System.nanoTime() - issued;
-                    MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
-                } else {
-                    predictCpu(pool, w, res, batch, ff, g.cold);
-                }
-            }
-            int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
-            long cpuDone = System.nanoTime();
-
-            // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
-            // reports a failed operation), without a device-wide synchronisation
-            gpu.synchronize(stream);
-            long merged = System.nanoTime();
-            long deviceNanos = gpu.elapsedNanos(started, done);
-            long gpuDone = deviceNanos >= 0 ? Math.min(merged, t0 + deviceNanos) : merged;
-            for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
-            long end = System.nanoTime();
-
-            int gpuActive = 0;
-            for (int b = 0; b < batch; b++) {
-                int n = 0;
-                for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
-                gpuActive += n;
-                if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
-            }
-            gpuComputed.addAndGet(layer, gpuActive);
-            cpuComputed.addAndGet(layer, cpuActive);
-            overlap.recordHybrid(t0, issued, cpuDone, gpuDone, end, maskWait, merged - cpuDone);
-        } finally {
-            closeQuietly(started);
-            closeQuietly(done);
-            closeQuietly(maskReady);
+            gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
         }
-    }
+        gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
+        gpu.record(done, stream);
+        long issued = System.nanoTime();
 
-    private static void closeQuietly(GpuEvent e) {
-        if (e == null) return;
-        try {
-            e.close();
-        } catch (RuntimeException ignored) {
-            // a failed device: the event goes with the context
+        // cold neurons on the CPU, meanwhile
+        long maskWait = 0;
+        if (gpuPredictor) {
+            if (coldMask == ColdMaskSource.GPU_EVENT) {
+                gpu.synchronize(maskReady);
+                maskWait = System.nanoTime() - issued;
+                MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
+            } else {
+                predictCpu(pool, w, res, batch, ff, g.cold);
+            }
         }
+        int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
+        long cpuDone = System.nanoTime();
+
+        // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
+        // reports a failed operation), without a device-wide synchronisation
+        gpu.synchronize(stream);
+        long merged = System.nanoTime();
+        long deviceNanos = gpu.elapsedNanos(started, done);
+        long gpuDone = deviceNanos >= 0 ? Math.min(merged, t0 + deviceNanos) : merged;
+        for (int i = 0; i < batch * dim; i++) out[i] += ws.hY.getAtIndex(F32, i);
+        long end = System.nanoTime();
+
+        int gpuActive = 0;
+        for (int b = 0; b < batch; b++) {
+            int n = 0;
+            for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
+            gpuActive += n;
+            if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
+        }
+        gpuComputed.addAndGet(layer, gpuActive);
+        cpuComputed.addAndGet(layer, cpuActive);
+        overlap.recordHybrid(t0, issued, cpuDone, gpuDone, end, maskWait, merged - cpuDone);
     }
 
     /**

@@ -181,17 +181,14 @@ public final class CudaBackend implements GpuBackend {
     }
 
     @Override
-    public GpuEvent record(GpuStream s) {
-        CudaEvent e = ctx.createEvent(false);
-        e.record(cs(s));
-        return new CudaGpuEvent(e);
+    public GpuEvent createEvent(boolean timed) {
+        return new CudaGpuEvent(ctx.createEvent(timed));
     }
 
     @Override
-    public GpuEvent recordTimed(GpuStream s) {
-        CudaEvent e = ctx.createEvent(true);
-        e.record(cs(s));
-        return new CudaGpuEvent(e);
+    public void record(GpuEvent e, GpuStream s) {
+        if (!(e instanceof CudaGpuEvent c)) throw new IllegalArgumentException("event " + e + " does not belong to a CUDA backend");
+        c.event().record(cs(s));
     }
 
     @Override

@@ -92,11 +92,28 @@ public interface GpuBackend extends AutoCloseable {
 
     GpuStream createStream();
 
+    /**
+     * A reusable event, not yet recorded (complete); {@code timed} ones work with {@link #elapsedNanos}. Recording an
+     * existing event again ({@link #record(GpuEvent, GpuStream)}) saves creating one per use on hot paths.
+     */
+    GpuEvent createEvent(boolean timed);
+
+    /** Records {@code e} at the current end of {@code s}; waiting on it afterwards waits for this point. */
+    void record(GpuEvent e, GpuStream s);
+
     /** A new event recorded at the current end of {@code s}; the caller closes it when no longer needed. */
-    GpuEvent record(GpuStream s);
+    default GpuEvent record(GpuStream s) {
+        GpuEvent e = createEvent(false);
+        record(e, s);
+        return e;
+    }
 
     /** Like {@link #record}, for an event {@link #elapsedNanos} can measure from or to. */
-    GpuEvent recordTimed(GpuStream s);
+    default GpuEvent recordTimed(GpuStream s) {
+        GpuEvent e = createEvent(true);
+        record(e, s);
+        return e;
+    }
 
     /**
      * Device time from {@code from} to {@code to} (both from {@link #recordTimed}, both completed) in nanoseconds;

@@ -173,7 +173,8 @@ public final class SimulatedBackend implements GpuBackend {
     }
 
     static final class SimEvent implements GpuEvent {
-        final CompletableFuture<Void> done = new CompletableFuture<>();
+        // replaced by each record: waiting means waiting for the latest recorded point (as with CUDA events)
+        volatile CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
         volatile long completedAt;   // System.nanoTime when the stream reached it
 
         @Override
@@ -202,18 +203,19 @@ public final class SimulatedBackend implements GpuBackend {
     }
 
     @Override
-    public GpuEvent record(GpuStream s) {
-        SimEvent e = new SimEvent();
-        stream(s).submit(() -> {
-            e.completedAt = System.nanoTime();
-            e.done.complete(null);
-        }, true);
-        return e;
+    public GpuEvent createEvent(boolean timed) {
+        return new SimEvent();
     }
 
     @Override
-    public GpuEvent recordTimed(GpuStream s) {
-        return record(s);
+    public void record(GpuEvent e, GpuStream s) {
+        if (!(e instanceof SimEvent ev)) throw new IllegalArgumentException("event " + e + " does not belong to the simulated backend");
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        ev.done = f;
+        stream(s).submit(() -> {
+            ev.completedAt = System.nanoTime();
+            f.complete(null);
+        }, true);
     }
 
     @Override

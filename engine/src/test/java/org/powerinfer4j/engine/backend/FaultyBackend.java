@@ -55,8 +55,8 @@ final class FaultyBackend implements GpuBackend {
     @Override public void copy(GpuStream s, GpuBuffer src, long so, GpuBuffer dst, long dO, long bytes) { d.copy(s, src, so, dst, dO, bytes); }
     @Override public void zero(GpuStream s, GpuBuffer dst) { d.zero(s, dst); }
     @Override public GpuStream createStream() { return d.createStream(); }
-    @Override public GpuEvent record(GpuStream s) { return d.record(s); }
-    @Override public GpuEvent recordTimed(GpuStream s) { return d.recordTimed(s); }
+    @Override public GpuEvent createEvent(boolean timed) { return d.createEvent(timed); }
+    @Override public void record(GpuEvent e, GpuStream s) { d.record(e, s); }
     @Override public long elapsedNanos(GpuEvent a, GpuEvent b) { return d.elapsedNanos(a, b); }
     @Override public void wait(GpuStream s, GpuEvent e) { d.wait(s, e); }
     @Override public void synchronize(GpuStream s) { d.synchronize(s); }

@@ -486,6 +486,25 @@ abstract class GpuBackendContract {
         }
     }
 
+    /** One event recorded again and again (as the hybrid FFN does per layer): each wait covers the latest record. */
+    @Test
+    void reusedEventWaitsForItsLatestRecord() {
+        int n = 1 << 18;
+        float[] ones = new float[n];
+        java.util.Arrays.fill(ones, 1f);
+        try (GpuStream st = gpu.createStream(); GpuBuffer a = gpu.uploadFloats(st, ones); GpuEvent e = gpu.createEvent(false)) {
+            assertThat(e.isComplete()).as("never recorded").isTrue();
+            for (int round = 1; round <= 3; round++) {
+                for (int i = 0; i < 4; i++) gpu.add(st, a, a, n);
+                gpu.record(e, st);
+                gpu.synchronize(e);
+                assertThat(e.isComplete()).isTrue();
+                float[] got = gpu.downloadFloats(st, a, 0, n);
+                assertThat(got[n - 1]).as("round %d", round).isEqualTo((float) Math.pow(16, round));
+            }
+        }
+    }
+
     @Test
     void shapeErrorsAreReportedWhenIssued() {
         Random rnd = new Random(22);
