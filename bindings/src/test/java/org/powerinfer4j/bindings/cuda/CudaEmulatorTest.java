@@ -97,13 +97,13 @@ class CudaEmulatorTest {
     @Test
     void divergentBarrierFailsTheLaunch() throws Throwable {
         try (CudaModule m = ctx.loadModule(checks()); CudaStream s = ctx.createStream(); DeviceBuffer out = ctx.allocate(4L * 64)) {
-            m.kernel("divergent_barrier").launch(Dim3.of(1), Dim3.of(64), 0, s, out);
-            assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
-                    .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
-        } catch (CudaException closingAfterFailure) {
-            // freeing after a failed launch fails too, as with the driver
-        } finally {
-            clearError();
+            try {
+                m.kernel("divergent_barrier").launch(Dim3.of(1), Dim3.of(64), 0, s, out);
+                assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
+                        .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
+            } finally {
+                clearError(); // before the resources are freed: with the error set, every call fails (as with the driver)
+            }
         }
     }
 
@@ -114,13 +114,13 @@ class CudaEmulatorTest {
              DeviceBuffer out = ctx.allocate(4)) {
             m.kernel("vector_load").launch(Dim3.of(1), Dim3.of(32), 0, s, in.address(), out);   // aligned: fine
             s.synchronize();
-            m.kernel("vector_load").launch(Dim3.of(1), Dim3.of(32), 0, s, in.address() + 4, out);
-            assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
-                    .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
-        } catch (CudaException closingAfterFailure) {
-            // as above
-        } finally {
-            clearError();
+            try {
+                m.kernel("vector_load").launch(Dim3.of(1), Dim3.of(32), 0, s, in.address() + 4, out);
+                assertThatThrownBy(s::synchronize).isInstanceOf(CudaException.class)
+                        .satisfies(e -> assertThat(((CudaException) e).resultName()).isEqualTo("CUDA_ERROR_LAUNCH_FAILED"));
+            } finally {
+                clearError();
+            }
         }
     }
 
