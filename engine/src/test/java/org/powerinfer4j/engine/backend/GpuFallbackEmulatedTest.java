@@ -24,7 +24,7 @@ import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.sparse.SparseMode;
 
 /**
- * A driver that cannot take the kernels (older than the PTX, as a CUDA 12 driver was for nvcc 13's PTX 9.0): --gpu
+ * Device behaviour that needs cuda-emu to provoke or observe. A driver that cannot take the kernels (older than the PTX, as a CUDA 12 driver was for nvcc 13's PTX 9.0): --gpu
  * auto runs on the CPU after one note, --gpu cuda fails with one line. Needs cuda-emu, which can play an old driver.
  */
 @Tag("gpu")
@@ -57,6 +57,38 @@ class GpuFallbackEmulatedTest {
         // a current driver takes the committed PTX (its declared version is lowered as far as ptxas allows)
         try (CudaBackend b = CudaBackend.open(0)) {
             assertThat(b.name()).contains("cuda-emu");
+        }
+    }
+
+    /**
+     * Sessions and models give back every byte of device memory they took (a server opens and closes sessions all
+     * day): the hybrid model with attention on the device, and a dense model with every layer and the head there.
+     */
+    @Test
+    void modelsAndSessionsFreeAllDeviceMemory() throws Throwable {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator's allocation count");
+        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
+        MethodHandle inUse = Linker.nativeLinker().downcallHandle(
+                SymbolLookup.libraryLookup(Path.of(lib), Arena.global()).find("cuemuDeviceBytesInUse").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG));
+        long before = (long) inUse.invokeExact();
+        record Case(String file, ModelOptions options) {}
+        List<Case> cases = List.of(
+                new Case("sparse/stories260K-relu.powerinfer.gguf",
+                        ModelOptions.defaults().withSparseMode(SparseMode.PREDICT).withGpu(GpuOptions.budget(GpuMode.CUDA, 4L << 20))),
+                new Case("models/stories260K.gguf", ModelOptions.defaults().withGpu(GpuOptions.layers(GpuMode.CUDA, 99))));
+        for (Case c : cases) {
+            try (Model m = Model.open(TestData.file(c.file()), c.options())) {
+                assertThat(m.hybridFeedForward() != null || m.gpuLayers() != null).as(c.file()).isTrue();
+                for (int i = 0; i < 2; i++) {
+                    try (org.powerinfer4j.engine.api.Session s = m.newSession()) {
+                        s.generate("Once upon a time", org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(4), (id, t) -> true);
+                        assertThat((long) inUse.invokeExact()).as("device memory in use while generating").isGreaterThan(before);
+                    }
+                }
+            }
+            assertThat((long) inUse.invokeExact()).as("device memory after closing " + c.file()).isEqualTo(before);
         }
     }
 }
