@@ -849,3 +849,6 @@ API int cuemuSetMaxPtxVersion(int version) { return g_max_ptx_version.exchange(v
 
 /** Emulator-only: clears a failed launch's sticky error, so a test can provoke one and go on. */
 API void cuemuClearError() { g_sticky.store(CUDA_SUCCESS); }
+
+/** Emulator-only: bytes kernels have read through __ldg so far (weights and inputs), to check what sparsity saves. */
+API unsigned long long cuemuLoadedBytes() { return emu::ldg_bytes.load(); }

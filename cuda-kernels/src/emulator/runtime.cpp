@@ -21,6 +21,7 @@
 #include <vector>
 
 thread_local emu_dim3 emu::block_idx, emu::block_dim, emu::grid_dim;
+std::atomic<unsigned long long> emu::ldg_bytes{0};
 
 namespace {
 

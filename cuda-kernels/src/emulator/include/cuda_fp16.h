@@ -7,6 +7,7 @@
 // reaches is reported as the bug it is instead of hanging.
 #pragma once
 
+#include <atomic>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,8 @@ enum WarpOp { SHFL_XOR, SHFL_IDX, SHFL_DOWN, SHFL_UP, BALLOT };
 uint64_t warp_exchange(unsigned mask, WarpOp op, int arg, int width, uint64_t value);
 // a load the GPU would fault on ("misaligned address"); x86 does not care, so the launch is failed afterwards
 void misaligned_load(const void* p, size_t alignment);
+// bytes read through __ldg (the kernels' weight and input loads): how much a kernel reads, e.g. with a sparse mask
+extern std::atomic<unsigned long long> ldg_bytes;
 } // namespace emu
 
 #define threadIdx (::emu::thread_idx())
@@ -116,6 +119,7 @@ inline float2 __half22float2(__half2 h) { return float2{__half2float(h.x), __hal
 template <typename T>
 inline T __ldg(const T* p) {
     if (((uintptr_t)p & (alignof(T) - 1)) != 0) emu::misaligned_load(p, alignof(T));
+    emu::ldg_bytes.fetch_add(sizeof(T), std::memory_order_relaxed);
     return *p;
 }
 
