@@ -138,14 +138,13 @@ size_t g_used = 0;
 std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
 std::atomic<int> g_max_ptx_version{90}; // PTX ISA this "driver" JIT-compiles, times ten (CUDA 13: 9.0)
 
-size_t device_bytes() {
-    static const size_t total = [] {
-        const char* v = getenv("POWERINFER4J_EMU_MEMORY");
-        unsigned long long n = v != nullptr ? strtoull(v, nullptr, 10) : 0;
-        return (size_t)(n > 0 ? n : 8ull << 30);
-    }();
-    return total;
-}
+std::atomic<size_t> g_device_bytes{[] {
+    const char* v = getenv("POWERINFER4J_EMU_MEMORY");
+    unsigned long long n = v != nullptr ? strtoull(v, nullptr, 10) : 0;
+    return (size_t)(n > 0 ? n : 8ull << 30);
+}()};
+
+size_t device_bytes() { return g_device_bytes.load(); }
 
 double now_millis() {
     using namespace std::chrono;
@@ -382,7 +381,7 @@ API CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
     if (free_bytes == nullptr || total_bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(g_mutex);
     *total_bytes = device_bytes();
-    *free_bytes = device_bytes() - g_used;
+    *free_bytes = device_bytes() > g_used ? device_bytes() - g_used : 0;
     return CUDA_SUCCESS;
 }
 
@@ -393,7 +392,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
     const size_t body = (rounded + page - 1) / page * page, total = body + page;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
-        if (bytes > device_bytes() - g_used) return CUDA_ERROR_OUT_OF_MEMORY;
+        if (g_used > device_bytes() || bytes > device_bytes() - g_used) return CUDA_ERROR_OUT_OF_MEMORY;
         g_used += bytes;
     }
     void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -852,3 +851,6 @@ API void cuemuClearError() { g_sticky.store(CUDA_SUCCESS); }
 
 /** Emulator-only: bytes kernels have read through __ldg so far (weights and inputs), to check what sparsity saves. */
 API unsigned long long cuemuLoadedBytes() { return emu::ldg_bytes.load(); }
+
+/** Emulator-only: the device's memory size in bytes from now on (a small card for out-of-memory tests); returns the old. */
+API size_t cuemuSetDeviceMemory(size_t bytes) { return g_device_bytes.exchange(bytes); }

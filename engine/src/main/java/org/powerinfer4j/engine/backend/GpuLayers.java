@@ -51,6 +51,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final List<AutoCloseable> owned;
     private final Consumer<String> warn;
     private final boolean ownsBackend;       // false when the model shares the backend with its hybrid FFN
+    private final java.util.concurrent.atomic.AtomicBoolean kvWarned = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean failed;
 
     private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, int first, DeviceLayer[] layers, GpuMatrix output, GpuBuffer outputNorm,
@@ -334,7 +335,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 usable = true;
             } catch (RuntimeException e) {
                 close();
-                warn.accept("warning: -ngl: no device memory for this session's KV cache (" + e.getMessage() + "); it runs on the CPU");
+                // once per model: later sessions that do not fit either go to the CPU the same way, silently
+                if (kvWarned.compareAndSet(false, true))
+                    warn.accept("warning: " + (attentionOnly() ? "GPU attention" : "-ngl") + ": no device memory for a session's KV cache ("
+                            + e.getMessage() + "); such sessions run on the CPU");
             }
         }
 

@@ -61,6 +61,59 @@ class GpuFallbackEmulatedTest {
     }
 
     /**
+     * A card too small for the placement: whatever allocation runs out (attention weights, hot rows, the workspace,
+     * pinned staging, a session's KV cache), the model still loads, says so, and gives the predictor reference tokens.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "device with {0} KiB free")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {0, 200, 500})
+    void smallDeviceStillGivesTheReferenceTokens(int freeKiB) throws Throwable {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator to shrink the device");
+        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
+        SymbolLookup emu = SymbolLookup.libraryLookup(Path.of(lib), Arena.global());
+        MethodHandle inUse = Linker.nativeLinker().downcallHandle(emu.find("cuemuDeviceBytesInUse").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_LONG));
+        MethodHandle setSize = Linker.nativeLinker().downcallHandle(emu.find("cuemuSetDeviceMemory").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+        com.fasterxml.jackson.databind.JsonNode ref = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(java.nio.file.Files.readString(TestData.file("sparse/reference.json")));
+        long previous = (long) setSize.invokeExact((long) inUse.invokeExact() + freeKiB * 1024L);
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        try {
+            System.setErr(new java.io.PrintStream(captured, true));
+            ModelOptions o = ModelOptions.defaults().withKvCacheType(org.powerinfer4j.engine.tensor.GGMLType.F32).withThreads(2)
+                    .withContextLength(128).withBatchSize(3).withSparseMode(SparseMode.PREDICT).withSparseThreshold(0f)
+                    .withGpu(GpuOptions.budget(GpuMode.CUDA, 4L << 20));
+            try (Model m = Model.open(TestData.file("sparse/stories260K-relu.powerinfer.gguf"), o)) {
+                for (com.fasterxml.jackson.databind.JsonNode p : ref.get("prompts")) {
+                    int[] prompt = ints(p.get("prompt_ids")), expected = ints(p.get("sparse_predictor_thr0").get("ids"));
+                    try (org.powerinfer4j.engine.api.Session s = m.newSession()) {
+                        int[] got = s.generate(prompt, org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(expected.length)
+                                .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY).withStopAtEndOfGeneration(false), null)
+                                .generatedTokens();
+                        assertThat(got).as("prompt %s on %d KiB", p.get("name").asText(), freeKiB).containsExactly(expected);
+                    }
+                }
+            }
+        } finally {
+            System.setErr(err);
+            long ignored = (long) setSize.invokeExact(previous);
+        }
+        String log = captured.toString();
+        assertThat(log).doesNotContain("Exception").doesNotContain("\tat ");
+        // each thing that did not fit is said once, however many sessions ran
+        assertThat(log.lines().filter(l -> l.contains("KV cache")).count()).isLessThanOrEqualTo(1);
+        assertThat(log.lines().filter(l -> l.startsWith("warning: hybrid FFN")).count()).isLessThanOrEqualTo(1);
+        System.out.printf("device with %d KiB free: %s%n", freeKiB, log.strip().replace("\n", " | "));
+    }
+
+    private static int[] ints(com.fasterxml.jackson.databind.JsonNode a) {
+        int[] r = new int[a.size()];
+        for (int i = 0; i < r.length; i++) r[i] = a.get(i).asInt();
+        return r;
+    }
+
+    /**
      * Sessions and models give back every byte of device memory they took (a server opens and closes sessions all
      * day): the hybrid model with attention on the device, and a dense model with every layer and the head there.
      */
