@@ -419,9 +419,19 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         long end = System.nanoTime();
 
         int gpuActive = 0;
+        // hot neurons the predictor selected (for the statistics). When the host mask is the device's whole mask
+        // (GPU predictor + GPU_EVENT, or a CPU predictor for every neuron), that is all active minus the cold
+        // active, counted over contiguous bytes; with the CPU predicting only the cold rows, the hot part of the
+        // mask exists only in the device's copy, walked row by row
+        boolean wholeMaskOnHost = !gpuPredictor || coldMask == ColdMaskSource.GPU_EVENT;
         for (int b = 0; b < batch; b++) {
             int n = 0;
-            for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
+            if (wholeMaskOnHost) {
+                for (int i = b * ff, e = i + ff; i < e; i++) n += mask[i] != 0 ? 1 : 0;
+                n -= activeCount[b];
+            } else {
+                for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
+            }
             gpuActive += n;
             if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
         }
