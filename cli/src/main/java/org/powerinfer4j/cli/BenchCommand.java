@@ -50,6 +50,8 @@ public final class BenchCommand implements Callable<Integer> {
                 if (!m.placementSummary().isEmpty()) System.err.println(m.placementSummary().strip());
                 for (int p : prompts) if (p > 0) rows.add(row(m, t, Benchmark.prefill(m, p, reps)));
                 for (int g : gens) if (g > 0) rows.add(row(m, t, Benchmark.decode(m, g, reps)));
+                // the overlap over everything just measured (the summary above was printed before any token)
+                if (m.hybridFeedForward() != null) System.err.println(m.hybridFeedForward().overlapStats().snapshot().format());
             }
         }
         print(rows);
@@ -75,7 +77,10 @@ public final class BenchCommand implements Callable<Integer> {
                 : layers != null && !layers.failed() ? "CPU+" + m.options().gpu().mode().name().toLowerCase() + " ngl=" + layers.deviceLayers() + (layers.outputHeadOnDevice() ? "+head" : "")
                 : "CPU");
         row.put("gpu_overlap", hybrid == null ? null : hybrid.overlapStats().snapshot().overlap());
-        row.put("gpu_budget_bytes", hybrid == null || !m.options().gpu().hasBudget() ? null : m.options().gpu().vramBudget());
+        // the budget given, or the one planned with when it was defaulted from the device's free memory
+        Long budget = hybrid == null ? null : m.options().gpu().hasBudget() ? Long.valueOf(m.options().gpu().vramBudget())
+                : hybrid.placement().plan() != null ? Long.valueOf(hybrid.placement().plan().budget()) : null;
+        row.put("gpu_budget_bytes", budget);
         row.put("test", r.test());
         row.put("tps_mean", r.meanTokensPerSecond());
         row.put("tps_std", r.stdTokensPerSecond());
