@@ -48,6 +48,10 @@ void store(void* base, int type, size_t i, float v) {
     else {
         uint32_t bits;
         memcpy(&bits, &v, 4);
+        if ((bits & 0x7fffffffu) > 0x7f800000u) { // NaN stays NaN (rounding could carry it into inf or zero)
+            ((uint16_t*)base)[i] = (uint16_t)((bits >> 16) | 0x40u);
+            return;
+        }
         bits += 0x7fffu + ((bits >> 16) & 1u); // round to nearest even
         ((uint16_t*)base)[i] = (uint16_t)(bits >> 16);
     }

@@ -72,27 +72,36 @@ struct Region {
     bool device_mapped; // PINNED / REGISTERED: has a device address
 };
 
+// the first launch failure, returned by every later call: the context is poisoned, as with the driver
+std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
+
+/** Queued work: data work (copies, kernels, GEMMs) is dropped once the context is poisoned; markers always run. */
+struct Work {
+    std::function<void()> fn;
+    bool marker; // event records and waits: they must complete, or waiters would hang
+};
+
 struct Stream {
     unsigned flags = 0;
     std::mutex m;
     std::condition_variable cv;
-    std::deque<std::function<void()>> work;
+    std::deque<Work> work;
     bool running = false, stop = false;
-    std::thread worker;
 
-    void loop() {
-        std::unique_lock<std::mutex> lock(m);
+    // runs on its own detached thread, which holds a reference: destroying the stream lets queued work finish
+    static void loop(std::shared_ptr<Stream> self) {
+        std::unique_lock<std::mutex> lock(self->m);
         for (;;) {
-            cv.wait(lock, [&] { return stop || !work.empty(); });
-            if (work.empty()) return;
-            std::function<void()> op = std::move(work.front());
-            work.pop_front();
-            running = true;
+            self->cv.wait(lock, [&] { return self->stop || !self->work.empty(); });
+            if (self->work.empty()) return;
+            Work w = std::move(self->work.front());
+            self->work.pop_front();
+            self->running = true;
             lock.unlock();
-            op();
+            if (w.marker || g_sticky.load() == CUDA_SUCCESS) w.fn(); // a poisoned context runs no more data work
             lock.lock();
-            running = false;
-            cv.notify_all();
+            self->running = false;
+            self->cv.notify_all();
         }
     }
     void drain() {
@@ -131,11 +140,11 @@ bool g_initialized = false;
 Context g_primary;
 thread_local Context* t_current = nullptr;
 std::map<uint64_t, Region> g_regions; // by start address
-std::set<Stream*> g_streams;
+std::map<Stream*, std::shared_ptr<Stream>> g_streams; // live streams; a handle is the raw pointer
 std::set<Event*> g_events;
 std::set<Module*> g_modules;
 size_t g_used = 0;
-std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
+
 std::atomic<int> g_max_ptx_version{90}; // PTX ISA this "driver" JIT-compiles, times ten (CUDA 13: 9.0)
 
 std::atomic<size_t> g_device_bytes{[] {
@@ -157,6 +166,15 @@ void fail(CUresult code, const std::string& what) {
     g_sticky.compare_exchange_strong(expected, code);
 }
 
+/** Streams (shared references, safe against a concurrent destroy) with the given flags, or all when flags < 0. */
+std::vector<std::shared_ptr<Stream>> streams_with(int flags) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::vector<std::shared_ptr<Stream>> r;
+    for (auto& [raw, s] : g_streams)
+        if (flags < 0 || (int)s->flags == flags) r.push_back(s);
+    return r;
+}
+
 // Checks shared by every call that needs an initialised driver and a current context.
 CUresult ready(bool need_context = true) {
     if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED;
@@ -172,6 +190,12 @@ CUresult ready(bool need_context = true) {
         if (r_ != CUDA_SUCCESS) return r_;               \
     } while (0)
 
+#define REQUIRE_READY()                                  \
+    do {                                                 \
+        CUresult r_ = ready();                           \
+        if (r_ != CUDA_SUCCESS) return r_;               \
+    } while (0)
+
 const Region* find_region(uint64_t p, size_t bytes) { // caller holds g_mutex
     auto it = g_regions.upper_bound(p);
     if (it == g_regions.begin()) return nullptr;
@@ -184,27 +208,24 @@ const Region* find_region(uint64_t p, size_t bytes) { // caller holds g_mutex
 
 size_t page_size() { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/** The live stream behind a handle, or null (the NULL / legacy / per-thread handles 0-2 are not streams here). */
+std::shared_ptr<Stream> find_stream(void* handle) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_streams.find((Stream*)handle);
+    return it == g_streams.end() ? nullptr : it->second;
+}
+
 // Work on a stream: the NULL / legacy / per-thread stream runs it here (after the blocking streams drained).
-CUresult submit(void* handle, std::function<void()> op) {
-    const uintptr_t h = (uintptr_t)handle;
-    if (h <= 2) {
-        std::vector<Stream*> blocking;
-        {
-            std::lock_guard<std::mutex> lock(g_mutex);
-            for (Stream* s : g_streams)
-                if (s->flags == 0) blocking.push_back(s);
-        }
-        for (Stream* s : blocking) s->drain();
-        op();
+CUresult submit(void* handle, std::function<void()> op, bool marker = false) {
+    if ((uintptr_t)handle <= 2) {
+        for (auto& s : streams_with(0)) s->drain(); // the legacy stream waits for blocking streams only
+        if (marker || g_sticky.load() == CUDA_SUCCESS) op();
         return CUDA_SUCCESS;
     }
-    Stream* s = (Stream*)handle;
-    {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        if (!g_streams.count(s)) return CUDA_ERROR_INVALID_HANDLE;
-    }
+    std::shared_ptr<Stream> s = find_stream(handle);
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
     std::lock_guard<std::mutex> lock(s->m);
-    s->work.push_back(std::move(op));
+    s->work.push_back(Work{std::move(op), marker});
     s->cv.notify_all();
     return CUDA_SUCCESS;
 }
@@ -218,13 +239,15 @@ CUresult copy(uint64_t dst, uint64_t src, size_t bytes, bool dst_device, bool sr
         if (src_device && find_region(src, bytes) == nullptr) return CUDA_ERROR_INVALID_VALUE;
     }
     CUresult r = submit(stream, [=] { memmove((void*)dst, (const void*)src, bytes); });
-    if (r == CUDA_SUCCESS && sync && (uintptr_t)stream > 2) ((Stream*)stream)->drain();
+    if (r == CUDA_SUCCESS && sync && (uintptr_t)stream > 2)
+        if (auto s = find_stream(stream)) s->drain();
     return r;
 }
 
 template <typename T>
 CUresult fill(uint64_t dst, T value, size_t count, void* stream) {
     REQUIRE_CONTEXT();
+    if (count > SIZE_MAX / sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
         if (count > 0 && find_region(dst, count * sizeof(T)) == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -364,13 +387,8 @@ API CUresult cuCtxGetCurrent(void** ctx) {
 }
 
 API CUresult cuCtxSynchronize() {
-    REQUIRE_CONTEXT();
-    std::vector<Stream*> all;
-    {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        all.assign(g_streams.begin(), g_streams.end());
-    }
-    for (Stream* s : all) s->drain();
+    REQUIRE_READY(); // waits even on a poisoned context (then returns its error), as the driver does
+    for (auto& s : streams_with(-1)) s->drain();
     return g_sticky.load();
 }
 
@@ -512,40 +530,41 @@ API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, void* s) { 
 API CUresult cuStreamCreate(void** stream, unsigned flags) {
     REQUIRE_CONTEXT();
     if (stream == nullptr || flags > 1) return CUDA_ERROR_INVALID_VALUE;
-    Stream* s = new Stream();
+    auto s = std::make_shared<Stream>();
     s->flags = flags;
-    s->worker = std::thread([s] { s->loop(); });
+    std::thread(Stream::loop, s).detach();
     std::lock_guard<std::mutex> lock(g_mutex);
-    g_streams.insert(s);
-    *stream = s;
+    g_streams[s.get()] = s;
+    *stream = s.get();
     return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamDestroy_v2(void* stream) {
-    REQUIRE_CONTEXT();
-    Stream* s = (Stream*)stream;
+    REQUIRE_READY();
+    std::shared_ptr<Stream> s;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
-        if (!g_streams.erase(s)) return CUDA_ERROR_INVALID_HANDLE;
+        auto it = g_streams.find((Stream*)stream);
+        if (it == g_streams.end()) return CUDA_ERROR_INVALID_HANDLE;
+        s = it->second;
+        g_streams.erase(it);
     }
-    { // queued work still runs, as with the driver
-        std::lock_guard<std::mutex> lock(s->m);
-        s->stop = true;
-        s->cv.notify_all();
-    }
-    s->worker.join();
-    delete s;
+    // returns at once, as with the driver: queued work still runs, then the worker ends and frees the stream
+    std::lock_guard<std::mutex> lock(s->m);
+    s->stop = true;
+    s->cv.notify_all();
     return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamSynchronize(void* stream) {
-    REQUIRE_CONTEXT();
-    if ((uintptr_t)stream <= 2) return cuCtxSynchronize();
-    {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        if (!g_streams.count((Stream*)stream)) return CUDA_ERROR_INVALID_HANDLE;
+    REQUIRE_READY();
+    if ((uintptr_t)stream <= 2) { // the legacy stream: its own work ran synchronously; it waits for blocking streams
+        for (auto& s : streams_with(0)) s->drain();
+        return g_sticky.load();
     }
-    ((Stream*)stream)->drain();
+    std::shared_ptr<Stream> s = find_stream(stream);
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    s->drain();
     return g_sticky.load();
 }
 
@@ -569,19 +588,26 @@ API CUresult cuEventRecord(void* event, void* stream) {
     REQUIRE_CONTEXT();
     Event* e = (Event*)event;
     if (!valid_event(e)) return CUDA_ERROR_INVALID_HANDLE;
+    if ((uintptr_t)stream > 2 && !find_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
     uint64_t gen;
     {
         std::lock_guard<std::mutex> lock(e->m);
         gen = ++e->recorded;
     }
-    return submit(stream, [e, gen] {
+    const CUresult r = submit(stream, [e, gen] {
         std::lock_guard<std::mutex> lock(e->m);
         if (gen > e->completed) {
             e->completed = gen;
             e->millis = now_millis();
         }
         e->cv.notify_all();
-    });
+    }, true);
+    if (r != CUDA_SUCCESS) { // the stream went away meanwhile: do not leave the event pending for ever
+        std::lock_guard<std::mutex> lock(e->m);
+        if (gen > e->completed) e->completed = gen;
+        e->cv.notify_all();
+    }
+    return r;
 }
 
 API CUresult cuEventQuery(void* event) {
@@ -593,7 +619,7 @@ API CUresult cuEventQuery(void* event) {
 }
 
 API CUresult cuEventSynchronize(void* event) {
-    REQUIRE_CONTEXT();
+    REQUIRE_READY();
     Event* e = (Event*)event;
     if (!valid_event(e)) return CUDA_ERROR_INVALID_HANDLE;
     std::unique_lock<std::mutex> lock(e->m);
@@ -608,7 +634,8 @@ API CUresult cuEventSynchronize(void* event) {
 API CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) {
     REQUIRE_CONTEXT();
     Event* e = (Event*)event;
-    if (!valid_event(e) || flags != 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (!valid_event(e)) return CUDA_ERROR_INVALID_HANDLE;
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
     uint64_t target;
     {
         std::lock_guard<std::mutex> lock(e->m);
@@ -617,7 +644,7 @@ API CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) {
     return submit(stream, [e, target] {
         std::unique_lock<std::mutex> lock(e->m);
         e->cv.wait(lock, [&] { return e->completed >= target; });
-    });
+    }, true);
 }
 
 API CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
@@ -644,8 +671,7 @@ API CUresult cuEventDestroy_v2(void* event) {
         std::lock_guard<std::mutex> lock(g_mutex);
         if (!g_events.erase(e)) return CUDA_ERROR_INVALID_HANDLE;
     }
-    // work that still records or waits on it must finish first (the driver defers the release the same way)
-    cuCtxSynchronize();
+    // returns at once, as with the driver; the Event object is kept, so work still queued on it stays valid
     std::lock_guard<std::mutex> lock(e->m);
     if (e->waiters > 0) // undefined with the real driver: the waiting thread may crash or wait on a recycled handle
         fail(CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy while another thread waits in cuEventSynchronize on it");
@@ -847,7 +873,9 @@ API CUresult cuemuSubmit(void* stream, void (*fn)(void*), void* arg) {
 API int cuemuSetMaxPtxVersion(int version) { return g_max_ptx_version.exchange(version); }
 
 /** Emulator-only: clears a failed launch's sticky error, so a test can provoke one and go on. */
-API void cuemuClearError() { g_sticky.store(CUDA_SUCCESS); }
+API void cuemuClearError() {
+    g_sticky.store(CUDA_SUCCESS);
+}
 
 /** Emulator-only: bytes kernels have read through __ldg so far (weights and inputs), to check what sparsity saves. */
 API unsigned long long cuemuLoadedBytes() { return emu::ldg_bytes.load(); }

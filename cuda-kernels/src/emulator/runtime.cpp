@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <mutex>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -142,8 +143,41 @@ char* new_stack() {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     void* p = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return nullptr;
-    mprotect(p, page, PROT_NONE); // overflow faults instead of corrupting the neighbour's stack
+    if (mprotect(p, page, PROT_NONE) != 0) { // overflow must fault instead of corrupting the neighbour's stack
+        munmap(p, STACK_BYTES + page);
+        return nullptr;
+    }
     return (char*)p + page;
+}
+
+// Fiber stacks are pooled process-wide: a host thread (a stream's worker) borrows what its blocks need and gives
+// them back when it ends, so threads that come and go do not leak mappings.
+std::mutex pool_mutex;
+std::vector<char*> pool;
+
+struct BorrowedStacks {
+    std::vector<char*> stacks;
+    ~BorrowedStacks() {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        pool.insert(pool.end(), stacks.begin(), stacks.end());
+    }
+};
+
+bool ensure_stacks(std::vector<char*>& stacks, size_t n) {
+    while (stacks.size() < n) {
+        char* s = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(pool_mutex);
+            if (!pool.empty()) {
+                s = pool.back();
+                pool.pop_back();
+            }
+        }
+        if (s == nullptr) s = new_stack();
+        if (s == nullptr) return false;
+        stacks.push_back(s);
+    }
+    return true;
 }
 
 const char* op_name(emu::WarpOp op) {
@@ -223,13 +257,10 @@ uint64_t emu::warp_exchange(unsigned mask, WarpOp op, int arg, int width, uint64
 }
 
 std::string emu::run_block(const std::function<void()>& body, emu_dim3 block) {
-    thread_local std::vector<char*> stacks;
+    thread_local BorrowedStacks borrowed;
+    std::vector<char*>& stacks = borrowed.stacks;
     const int n = (int)(block.x * block.y * block.z);
-    while ((int)stacks.size() < n) {
-        char* s = new_stack();
-        if (s == nullptr) return "no memory for the fiber stacks of a block";
-        stacks.push_back(s);
-    }
+    if (!ensure_stacks(stacks, (size_t)n)) return "no memory for the fiber stacks of a block";
     Scheduler s;
     s.body = &body;
     s.fibers.resize(n);
