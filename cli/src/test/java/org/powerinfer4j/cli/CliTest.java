@@ -109,6 +109,22 @@ class CliTest {
         assertThat(r.err().strip()).startsWith("error: cut.gguf:").contains("past the end of the file").doesNotContain("\n");
     }
 
+    /** No CUDA here: --gpu auto says so in one note and runs on the CPU; --gpu cuda is a one-line error. */
+    @Test
+    void gpuWithoutADevice() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(), "a CUDA device is present");
+        String relu = TESTDATA.resolve("sparse/stories260K-relu.powerinfer.gguf").toString();
+        Result auto = run("generate", "-m", relu, "-p", "Once", "-n", "4", "--temp", "0", "--sparse", "predict", "--gpu", "auto");
+        assertThat(auto.code()).isZero();
+        assertThat(auto.err()).contains("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU").doesNotContain("Exception");
+        Result cuda = run("generate", "-m", relu, "-p", "Once", "-n", "4", "--sparse", "predict", "--gpu", "cuda");
+        assertThat(cuda.code()).isEqualTo(1);
+        assertThat(cuda.err().strip()).startsWith("error: --gpu cuda: ").doesNotContain("\n").doesNotContain("Exception");
+        Result ngl = run("generate", "-m", STORIES, "-p", "Once", "-n", "4", "-ngl", "99", "--gpu", "cuda");
+        assertThat(ngl.code()).isEqualTo(1);
+        assertThat(ngl.err().strip()).startsWith("error: --gpu cuda: ").doesNotContain("\n");
+    }
+
     @Test
     void overLongPromptIsOneLineError() {
         Result r = run("generate", "-m", STORIES, "-p", "word ".repeat(400), "-c", "64");

@@ -150,9 +150,8 @@ public final class Model implements AutoCloseable {
             // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
             // one backend (one context, the kernels loaded once) for both; the model closes it
             GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), System.err::println);
-            org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
             boolean[] noted = {false};
-            GpuBackend gpu = g.mode().open(m -> {
+            GpuBackend gpu = g.mode().open(m -> {   // --gpu cuda without a usable device: a one-line error here
                 noted[0] = true;
                 System.err.println(m);
             });
@@ -160,6 +159,7 @@ public final class Model implements AutoCloseable {
                 if (!noted[0]) System.err.println("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
             } else {
                 try {
+                    org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
                     gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println, gpu);
                     if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
                         g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
