@@ -1,6 +1,5 @@
 package org.powerinfer4j.engine.backend;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
