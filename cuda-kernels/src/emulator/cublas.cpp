@@ -111,8 +111,12 @@ cublasStatus_t gemm(void* handle, int ta, int tb, int m, int n, int k, const voi
         fprintf(stderr, "cuda-emu: %s: leading dimension too small (lda %d ldb %d ldc %d for m %d n %d k %d)\n", what, lda, ldb, ldc, m, n, k);
         return CUBLAS_STATUS_INVALID_VALUE;
     }
-    if (!supported_type(at) || !supported_type(bt) || !supported_type(ct) || !supported_compute(compute) || at != bt ||
-        (compute == CUBLAS_COMPUTE_16F && (at != CUDA_R_16F || ct != CUDA_R_16F))) {
+    // the combinations cuBLAS's GemmEx table lists: 16F compute takes 16F only; 32F compute takes 32F in and out,
+    // or 16F / 16BF in with the same type or 32F out; the FAST_* (tensor-core) 32F modes take 32F only
+    const bool combination_ok = at == bt && (compute == CUBLAS_COMPUTE_16F ? at == CUDA_R_16F && ct == CUDA_R_16F
+                                             : compute == CUBLAS_COMPUTE_32F ? (at == CUDA_R_32F ? ct == CUDA_R_32F : ct == at || ct == CUDA_R_32F)
+                                                                             : at == CUDA_R_32F && ct == CUDA_R_32F);
+    if (!supported_type(at) || !supported_type(bt) || !supported_type(ct) || !supported_compute(compute) || !combination_ok) {
         fprintf(stderr, "cuda-emu: %s: unsupported type combination A %d B %d C %d compute %d\n", what, at, bt, ct, compute);
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
