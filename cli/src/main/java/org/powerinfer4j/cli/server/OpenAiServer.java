@@ -228,14 +228,17 @@ public final class OpenAiServer implements AutoCloseable {
     private byte[] readBody(Request request) {
         long max = config.maxBodyBytes();
         long declared = request.getLength();
-        if (declared > max) throw tooLarge(declared);
         try (InputStream in = Content.Source.asInputStream(request)) {
+            if (declared > max) {
+                // a declared oversize is refused without buffering, but a bounded body is still read and dropped:
+                // closing with unread bytes makes the kernel send a reset, which can destroy the 413 before the
+                // client reads it
+                if (declared <= DRAIN_LIMIT) drain(in);
+                throw tooLarge(declared);
+            }
             byte[] body = in.readNBytes((int) max + 1);
-            if (body.length > max) {
-                // read (and drop) a bounded rest before answering: closing with unread bytes makes the kernel send
-                // a reset, which can destroy the 413 before the client reads it
-                long drained = 0;
-                for (int n; drained < DRAIN_LIMIT && (n = in.read(DRAIN_BUFFER.get())) >= 0; ) drained += n;
+            if (body.length > max) { // chunked: the limit is found while reading; drop a bounded rest the same way
+                drain(in);
                 throw tooLarge(-1);
             }
             return body;
@@ -244,7 +247,12 @@ public final class OpenAiServer implements AutoCloseable {
         }
     }
 
-    /** How much of an oversized chunked body is read and dropped so the 413 arrives intact. */
+    private static void drain(InputStream in) throws IOException {
+        long drained = 0;
+        for (int n; drained < DRAIN_LIMIT && (n = in.read(DRAIN_BUFFER.get())) >= 0; ) drained += n;
+    }
+
+    /** How much of an oversized body is read and dropped so the 413 arrives intact. */
     private static final long DRAIN_LIMIT = 16L << 20;
     private static final ThreadLocal<byte[]> DRAIN_BUFFER = ThreadLocal.withInitial(() -> new byte[16384]);
 
