@@ -73,16 +73,8 @@ public final class CudaContext implements AutoCloseable {
 
     /** An event; {@code timing} false creates it with {@code CU_EVENT_DISABLE_TIMING} (cheaper to record and wait on). */
     public CudaEvent createEvent(boolean timing) {
-        return createEvent(timing, false);
-    }
-
-    /**
-     * An event; {@code blockingSync} adds {@code CU_EVENT_BLOCKING_SYNC}: a thread in {@link CudaEvent#synchronize()}
-     * sleeps until the event completes instead of spinning on a core (for waits that are not on the critical path).
-     */
-    public CudaEvent createEvent(boolean timing, boolean blockingSync) {
         makeCurrent();
-        int flags = (timing ? cuda_h.CU_EVENT_DEFAULT : cuda_h.CU_EVENT_DISABLE_TIMING) | (blockingSync ? cuda_h.CU_EVENT_BLOCKING_SYNC : 0);
+        int flags = timing ? cuda_h.CU_EVENT_DEFAULT : cuda_h.CU_EVENT_DISABLE_TIMING;
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(cuda_h.C_POINTER);
             CudaException.check(cuda_h.cuEventCreate(p, flags), "cuEventCreate");

@@ -52,28 +52,11 @@ public final class HybridSetup {
     }
 
     /**
-     * @param modelPath the model file (for the default statistics file); may be null
-     * @return the hybrid FFN, or null when the options leave the FFN on the CPU (mode off, or auto without CUDA;
-     *         {@code info} is told why)
+     * The hybrid FFN on an open backend, placed from a GPU index or planned under the budget.
+     *
+     * @param modelPath   the model file (for the default statistics file); may be null
+     * @param ownsBackend close {@code gpu} with the hybrid FFN; false leaves it to the caller
      */
-    public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
-                                           Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info) {
-        if (!o.enabled()) return null;
-        requireBudgetOrIndex(o);
-        GpuBackend gpu = o.mode().open(info);
-        if (gpu == null) {
-            info.accept("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
-            return null;
-        }
-        try {
-            return create(o, modelPath, w, activation, threshold, downT, maxBatch, stats, info, gpu, true);
-        } catch (RuntimeException e) {
-            gpu.close();
-            throw e;
-        }
-    }
-
-    /** As {@link #create} on an open backend; {@code ownsBackend} false leaves closing it to the caller. */
     public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
                                            Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info, GpuBackend gpu,
                                            boolean ownsBackend) {

@@ -4,22 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.powerinfer4j.bindings.cuda.Cuda;
 import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.gpu.CudaBackend;
+import org.powerinfer4j.engine.gpu.CudaEmu;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.sparse.SparseMode;
 
@@ -31,13 +24,8 @@ import org.powerinfer4j.engine.sparse.SparseMode;
 class GpuFallbackEmulatedTest {
     @Test
     void driverTooOldForThePtx() throws Throwable {
-        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
-        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator to play an old driver");
-        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
-        MethodHandle setMaxPtx = Linker.nativeLinker().downcallHandle(
-                SymbolLookup.libraryLookup(Path.of(lib), Arena.global()).find("cuemuSetMaxPtxVersion").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        int previous = (int) setMaxPtx.invokeExact(50); // a CUDA 10.0-era driver: PTX ISA up to 5.0
+        assumeTrue(CudaEmu.loaded(), "needs the emulator to play an old driver");
+        int previous = CudaEmu.setMaxPtxVersion(50); // a CUDA 10.0-era driver: PTX ISA up to 5.0
         try {
             List<String> notes = new ArrayList<>();
             assertThat(GpuMode.AUTO.open(notes::add)).isNull();
@@ -52,7 +40,7 @@ class GpuFallbackEmulatedTest {
                 assertThat(m.gpuLayers()).isNull();
             }
         } finally {
-            int ignored = (int) setMaxPtx.invokeExact(previous);
+            CudaEmu.setMaxPtxVersion(previous);
         }
         // a current driver takes the committed PTX (its declared version is lowered as far as ptxas allows)
         try (CudaBackend b = CudaBackend.open(0)) {
@@ -67,16 +55,10 @@ class GpuFallbackEmulatedTest {
     @org.junit.jupiter.params.ParameterizedTest(name = "device with {0} KiB free")
     @org.junit.jupiter.params.provider.ValueSource(ints = {0, 200, 500})
     void smallDeviceStillGivesTheReferenceTokens(int freeKiB) throws Throwable {
-        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
-        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator to shrink the device");
-        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
-        SymbolLookup emu = SymbolLookup.libraryLookup(Path.of(lib), Arena.global());
-        MethodHandle inUse = Linker.nativeLinker().downcallHandle(emu.find("cuemuDeviceBytesInUse").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_LONG));
-        MethodHandle setSize = Linker.nativeLinker().downcallHandle(emu.find("cuemuSetDeviceMemory").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+        assumeTrue(CudaEmu.loaded(), "needs the emulator to shrink the device");
         com.fasterxml.jackson.databind.JsonNode ref = new com.fasterxml.jackson.databind.ObjectMapper()
                 .readTree(java.nio.file.Files.readString(TestData.file("sparse/reference.json")));
-        long previous = (long) setSize.invokeExact((long) inUse.invokeExact() + freeKiB * 1024L);
+        long previous = CudaEmu.setDeviceMemory(CudaEmu.deviceBytesInUse() + freeKiB * 1024L);
         java.io.PrintStream err = System.err;
         java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
         try {
@@ -97,7 +79,7 @@ class GpuFallbackEmulatedTest {
             }
         } finally {
             System.setErr(err);
-            long ignored = (long) setSize.invokeExact(previous);
+            CudaEmu.setDeviceMemory(previous);
         }
         String log = captured.toString();
         assertThat(log).doesNotContain("Exception").doesNotContain("\tat ");
@@ -119,13 +101,8 @@ class GpuFallbackEmulatedTest {
      */
     @Test
     void modelsAndSessionsFreeAllDeviceMemory() throws Throwable {
-        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
-        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator's allocation count");
-        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
-        MethodHandle inUse = Linker.nativeLinker().downcallHandle(
-                SymbolLookup.libraryLookup(Path.of(lib), Arena.global()).find("cuemuDeviceBytesInUse").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_LONG));
-        long before = (long) inUse.invokeExact();
+        assumeTrue(CudaEmu.loaded(), "needs the emulator's allocation count");
+        long before = CudaEmu.deviceBytesInUse();
         record Case(String file, ModelOptions options) {}
         List<Case> cases = List.of(
                 new Case("sparse/stories260K-relu.powerinfer.gguf",
@@ -137,11 +114,11 @@ class GpuFallbackEmulatedTest {
                 for (int i = 0; i < 2; i++) {
                     try (org.powerinfer4j.engine.api.Session s = m.newSession()) {
                         s.generate("Once upon a time", org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(4), (id, t) -> true);
-                        assertThat((long) inUse.invokeExact()).as("device memory in use while generating").isGreaterThan(before);
+                        assertThat(CudaEmu.deviceBytesInUse()).as("device memory in use while generating").isGreaterThan(before);
                     }
                 }
             }
-            assertThat((long) inUse.invokeExact()).as("device memory after closing " + c.file()).isEqualTo(before);
+            assertThat(CudaEmu.deviceBytesInUse()).as("device memory after closing " + c.file()).isEqualTo(before);
         }
     }
 }

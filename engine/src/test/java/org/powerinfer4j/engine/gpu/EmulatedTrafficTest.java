@@ -4,17 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.powerinfer4j.bindings.cuda.Cuda;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
@@ -25,19 +19,10 @@ import org.powerinfer4j.engine.tensor.Tensor;
  */
 @Tag("gpu")
 class EmulatedTrafficTest {
-    private static long loadedBytes() throws Throwable {
-        String lib = System.getProperty("powerinfer4j.cuda", System.getenv("POWERINFER4J_CUDA"));
-        MethodHandle h = Linker.nativeLinker().downcallHandle(
-                SymbolLookup.libraryLookup(Path.of(lib), Arena.global()).find("cuemuLoadedBytes").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_LONG));
-        return (long) h.invokeExact();
-    }
-
     @ParameterizedTest
     @EnumSource(value = GGMLType.class, names = {"F16", "Q8_0", "Q4_0"})
     void sparseOperatorsReadOnlyActiveRows(GGMLType t) throws Throwable {
-        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
-        assumeTrue(Cuda.device(0).name().startsWith("cuda-emu"), "needs the emulator's load counter");
+        assumeTrue(CudaEmu.loaded(), "needs the emulator's load counter");
         int rows = 2048, cols = 512;
         double density = 0.1;
         Random rnd = new Random(40 + t.ordinal());
@@ -60,14 +45,14 @@ class EmulatedTrafficTest {
                 gpu.upload(s, arena.allocateFrom(ValueLayout.JAVA_BYTE, mask), mb, 0);
                 gpu.synchronize(s);
 
-                long b0 = loadedBytes();
+                long b0 = CudaEmu.loadedBytes();
                 gpu.matVec(s, m, x, out, false);
                 gpu.synchronize(s);
-                long dense = loadedBytes() - b0;
-                b0 = loadedBytes();
+                long dense = CudaEmu.loadedBytes() - b0;
+                b0 = CudaEmu.loadedBytes();
                 gpu.rowSparseMatVec(s, m, x, mb, null, out);
                 gpu.synchronize(s);
-                long sparse = loadedBytes() - b0;
+                long sparse = CudaEmu.loadedBytes() - b0;
                 // dense reads every weight byte (plus x); sparse reads the mask and the active rows (plus x for them)
                 assertThat(dense).isGreaterThanOrEqualTo(weightBytes);
                 double share = (double) active / rows;
@@ -80,14 +65,14 @@ class EmulatedTrafficTest {
                 java.util.Arrays.fill(all, 0.5f);
                 try (GpuBuffer allb = gpu.uploadFloats(s, all)) {
                     gpu.synchronize(s);
-                    b0 = loadedBytes();
+                    b0 = CudaEmu.loadedBytes();
                     gpu.sparseAxpy(s, m, allb, y, false);
                     gpu.synchronize(s);
-                    long full = loadedBytes() - b0;
-                    b0 = loadedBytes();
+                    long full = CudaEmu.loadedBytes() - b0;
+                    b0 = CudaEmu.loadedBytes();
                     gpu.sparseAxpy(s, m, hb, y, false);
                     gpu.synchronize(s);
-                    long axpy = loadedBytes() - b0;
+                    long axpy = CudaEmu.loadedBytes() - b0;
                     assertThat((double) axpy / full).as("%s axpy: traffic share at %.0f%% non-zero activations", t, 100 * share)
                             .isBetween(share * 0.8, share * 1.3 + 4.0 * rows / full);
                 }
