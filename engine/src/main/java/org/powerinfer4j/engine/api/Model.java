@@ -11,6 +11,8 @@ import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;
+import org.powerinfer4j.engine.model.GraphBuilder;
+import org.powerinfer4j.engine.model.MoeFeedForward;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.sparse.SparseMode;
@@ -61,6 +63,11 @@ public final class Model implements AutoCloseable {
         this.file = file;
         this.config = config;
         this.tokenizer = tokenizer;
+        // the graph is built (and every tensor checked) before anything is allocated; the GPU paths take llama-shaped layers only
+        if (options.gpu().enabled() && !GraphBuilder.build(config, weights).llamaShaped()) {
+            System.err.println("note: the GPU paths run llama-shaped layers so far; this " + config.architecture() + " model runs on the CPU");
+            options = options.withGpu(GpuOptions.OFF);
+        }
         this.options = options;
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
@@ -118,6 +125,11 @@ public final class Model implements AutoCloseable {
     static SparseMode chooseSparseMode(ModelConfig c, ModelWeights w, ModelOptions o) {
         boolean predictors = java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor());
         SparseMode m = o.sparseMode();
+        if (c.params().moe()) {
+            if (m != null && m != SparseMode.OFF)
+                throw new ModelException("--sparse " + m.name().toLowerCase() + " is not supported on mixture-of-experts models yet; use --sparse off");
+            return SparseMode.OFF;
+        }
         if (m == null) return predictors && c.activation().isRelu() ? SparseMode.PREDICT : c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
         if (m != SparseMode.OFF && !c.activation().isRelu())
             throw new ModelException("--sparse " + m.name().toLowerCase() + " needs a ReLU-family model, but this one uses "
@@ -131,6 +143,7 @@ public final class Model implements AutoCloseable {
         if (options.gpu().enabled() && sparseMode == SparseMode.EXACT && options.gpu().gpuLayers() == 0)
             System.err.println("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
                     + sparseMode.name().toLowerCase() + " runs on the CPU");
+        if (config.params().moe()) return new MoeFeedForward(config);
         if (sparseMode == SparseMode.OFF)
             return config.activation().isRelu() && stats != null ? SparseFeedForward.denseWithStats(config.activation(), stats)
                     : new DenseFeedForward(config.activation());

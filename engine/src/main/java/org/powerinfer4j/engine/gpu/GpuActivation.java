@@ -13,12 +13,15 @@ public enum GpuActivation {
     /** max(gate, 0); no up (plain ReLU MLP: OPT, Falcon) */
     RELU;
 
+    /** The device kernel for {@code a}; null for activations the kernels lack (GELU: those layers stay on the CPU). */
     public static GpuActivation of(FfnActivation a, boolean hasGate) {
-        if (!hasGate) return RELU;
+        if (a == FfnActivation.GELU || a == FfnActivation.GELU_TANH) return null;
+        if (!hasGate) return a == FfnActivation.SWIGLU ? null : RELU;
         return switch (a) {
             case SWIGLU -> SWIGLU;
             case REGLU -> REGLU;
             case DRELU -> DRELU;
+            case GELU, GELU_TANH -> null;
         };
     }
 }

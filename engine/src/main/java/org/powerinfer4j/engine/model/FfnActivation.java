@@ -1,19 +1,25 @@
 package org.powerinfer4j.engine.model;
 
 /**
- * The FFN's non-linearity. Dense llama models use SwiGLU; ReLU-family models (ReluLLaMA, ProSparse: ReGLU;
- * Bamboo/TurboSparse: dReLU) produce exact zeros that the sparse operators skip.
+ * The FFN's non-linearity, applied to the gate projection (times the up projection) in gated FFNs, or to the up
+ * projection in plain ones (Falcon, OPT: no {@code ffn_gate}). Dense llama models use SwiGLU; ReLU-family models
+ * (ReluLLaMA, ProSparse: ReGLU; Bamboo/TurboSparse: dReLU; OPT, ReluFalcon: plain ReLU) produce exact zeros that
+ * the sparse operators skip.
  */
 public enum FfnActivation {
     /** silu(gate·x) ⊙ up·x */
     SWIGLU,
-    /** relu(gate·x) ⊙ up·x */
+    /** relu(gate·x) ⊙ up·x; relu(up·x) without a gate */
     REGLU,
     /** relu(gate·x) ⊙ relu(up·x) */
-    DRELU;
+    DRELU,
+    /** GELU with erf (Falcon's {@code nn.GELU()}); gated: gelu(gate·x) ⊙ up·x */
+    GELU,
+    /** GELU, tanh approximation (Gemma's {@code gelu_pytorch_tanh}); gated: GeGLU */
+    GELU_TANH;
 
     public boolean isRelu() {
-        return this != SWIGLU;
+        return this == REGLU || this == DRELU;
     }
 
     public static FfnActivation parse(String s) {
@@ -21,7 +27,9 @@ public enum FfnActivation {
             case "silu", "swiglu" -> SWIGLU;
             case "relu", "reglu" -> REGLU;
             case "drelu" -> DRELU;
-            default -> throw new IllegalArgumentException("unknown FFN activation '" + s + "' (silu, relu, drelu)");
+            case "gelu" -> GELU;
+            case "gelu_tanh", "geglu" -> GELU_TANH;
+            default -> throw new IllegalArgumentException("unknown FFN activation '" + s + "' (silu, relu, drelu, gelu, gelu_tanh)");
         };
     }
 }

@@ -6,9 +6,10 @@ package org.powerinfer4j.engine.model;
  */
 public final class InferenceState implements AutoCloseable {
     final int maxBatch;
-    final float[] x, xb, xb2, q, k, v, att, hb, hb2;
+    final float[] x, xb, xb2, xb3, q, k, v, att, hb, hb2;
     final float[][] scores;       // per worker thread: attention scores over the context
-    final float[] ropeCos, ropeSin; // per token of the chunk: the rotation of each dimension pair (shared by heads and layers)
+    // per rotary table, per token of the chunk: the rotation of each dimension pair (shared by heads and layers)
+    final float[][] ropeCos = new float[2][], ropeSin = new float[2][];
     final float[] logits;         // logits of the last token of the last forward call
     final KVCache kv;
 
@@ -17,6 +18,7 @@ public final class InferenceState implements AutoCloseable {
         x = new float[maxBatch * c.dim()];
         xb = new float[maxBatch * Math.max(c.dim(), c.qDim())];
         xb2 = new float[maxBatch * c.dim()];
+        xb3 = new float[maxBatch * c.dim()];
         q = new float[maxBatch * c.qDim()];
         k = new float[maxBatch * c.kvDim()];
         v = new float[maxBatch * c.kvDim()];
@@ -24,13 +26,32 @@ public final class InferenceState implements AutoCloseable {
         hb = new float[maxBatch * c.ffDim()];
         hb2 = new float[maxBatch * c.ffDim()];
         scores = new float[threads][contextLength];
-        ropeCos = new float[maxBatch * (c.ropeDim() / 2)];
-        ropeSin = new float[maxBatch * (c.ropeDim() / 2)];
         logits = new float[c.vocabSize()];
         kv = new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
     }
 
     private Object ffnScratch;
+
+    /** The buffer behind a graph buffer name. */
+    float[] buffer(LayerGraph.Buf b) {
+        return switch (b) {
+            case X -> x;
+            case XB -> xb;
+            case Q -> q;
+            case K -> k;
+            case V -> v;
+            case ATT -> att;
+            case ATT_OUT -> xb3;
+            case FFN_OUT -> xb2;
+        };
+    }
+
+    /** Rotary table {@code i}'s cos (or sin) rows for the chunk, sized on first use. */
+    float[] ropeTable(float[][] tables, int i, int size) {
+        if (i >= tables.length) throw new IllegalStateException("rope table " + i + " out of range");
+        if (tables[i] == null || tables[i].length < size) tables[i] = new float[size];
+        return tables[i];
+    }
 
     /** Normed FFN input, [batch][dim]. */
     public float[] ffnInput() { return xb; }

@@ -1,55 +1,62 @@
 package org.powerinfer4j.engine.model;
 
+import java.lang.foreign.Arena;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFFormatException;
-import java.lang.foreign.Arena;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4_0;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
- * All weights of a llama-family model as slices of the mapped file (nothing is copied). Shapes and types are
- * validated here so that the forward pass can trust them.
+ * All weights of a model as slices of the mapped file (nothing is copied): the global tensors and, per layer, a
+ * {@link LayerWeights} map of named tensors with fused tensors split into views. Which tensors a layer needs, and
+ * their shapes, the architecture's {@link GraphBuilder} checks when the graph is built at load; types are checked
+ * here, so that the forward pass can trust both.
+ *
+ * @param outputNormBias {@code output_norm.bias} (LayerNorm families), or null
+ * @param positionEmbd   {@code position_embd.weight}, learned absolute positions (OPT), or null
+ * @param ropeFreqs      per-dimension RoPE frequency divisors ({@code rope_freqs.weight}: Llama 3.1; Phi-3's
+ *                       {@code rope_factors_long/short}), or null
  */
-public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, boolean tiedOutput, LayerWeights[] layers) {
+public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, boolean tiedOutput, LayerWeights[] layers,
+                           Tensor outputNormBias, Tensor positionEmbd, Tensor ropeFreqs) {
+
+    public ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, boolean tiedOutput, LayerWeights[] layers) {
+        this(tokenEmbd, outputNorm, output, tiedOutput, layers, null, null, null);
+    }
+
+    /** Expert tensors: 3-D {@code ffn_X_exps} ({@code [in, out, experts]}), split per expert into {@code ffn_X.E}. */
+    private static final String[] EXPERT_PARTS = {"gate", "up", "down"};
 
     public static ModelWeights load(GGUFFile f, ModelConfig c) {
         try {
             Tensor emb = matrix(f, "token_embd.weight", c.dim(), c.vocabSize());
             Tensor outNorm = vector(f, "output_norm.weight", c.dim());
+            Tensor outNormBias = f.hasTensor("output_norm.bias") ? vector(f, "output_norm.bias", c.dim()) : null;
             Tensor out = f.tensorOrNull("output.weight");
             boolean tied = out == null;
             if (tied) out = emb;
             else checkShape(out, c.dim(), c.vocabSize());
+            Tensor pos = f.tensorOrNull("position_embd.weight");
+            if (pos != null && (pos.ne().length != 2 || pos.ne()[0] != c.dim()))
+                throw new ModelException("tensor 'position_embd.weight' has shape " + pos.shapeString() + ", expected [" + c.dim() + ", positions]");
+            Tensor freqs = ropeFactors(f, c);
+            List<String> names = f.tensorNames();
             LayerWeights[] layers = new LayerWeights[c.layers()];
             for (int i = 0; i < c.layers(); i++) {
                 String p = "blk." + i + ".";
-                Tensor down = f.tensorOrNull(p + "ffn_down.weight");
-                Tensor downT = f.tensorOrNull(p + "ffn_down_t.weight");
-                if (down == null && downT == null) throw new ModelException("tensor '" + p + "ffn_down.weight' is missing");
-                if (down != null) checkShape(down, c.ffDim(), c.dim());
-                if (downT != null) checkShape(downT, c.dim(), c.ffDim());
-                Tensor fc1 = f.tensorOrNull(p + "fc1.weight"), fc2 = f.tensorOrNull(p + "fc2.weight");
-                if (fc1 != null && fc2 != null) {
-                    checkShape(fc1, c.dim(), fc1.ne()[1]);
-                    checkShape(fc2, fc1.ne()[1], c.ffDim());
-                }
-                layers[i] = new LayerWeights(
-                        vector(f, p + "attn_norm.weight", c.dim()),
-                        matrix(f, p + "attn_q.weight", c.dim(), c.qDim()),
-                        matrix(f, p + "attn_k.weight", c.dim(), c.kvDim()),
-                        matrix(f, p + "attn_v.weight", c.dim(), c.kvDim()),
-                        matrix(f, p + "attn_output.weight", c.qDim(), c.dim()),
-                        vector(f, p + "ffn_norm.weight", c.dim()),
-                        c.activation() == FfnActivation.SWIGLU || f.hasTensor(p + "ffn_gate.weight")
-                                ? matrix(f, p + "ffn_gate.weight", c.dim(), c.ffDim()) : null,
-                        matrix(f, p + "ffn_up.weight", c.dim(), c.ffDim()),
-                        down, downT, fc1, fc2);
+                Map<String, Tensor> m = new LinkedHashMap<>();
+                for (String n : names)
+                    if (n.startsWith(p)) m.put(n.substring(p.length()), f.tensor(n));
+                split(m, c, p);
+                layers[i] = new LayerWeights(m);
             }
-            ModelWeights w = new ModelWeights(emb, outNorm, out, tied, layers);
+            ModelWeights w = new ModelWeights(emb, outNorm, out, tied, layers, outNormBias, pos, freqs);
             w.checkTypes();
             return w;
         } catch (GGUFFormatException e) {
@@ -57,16 +64,91 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         }
     }
 
+    /** Llama 3's {@code rope_freqs}, or Phi-3's long/short factors (long when the context exceeds the original). */
+    private static Tensor ropeFactors(GGUFFile f, ModelConfig c) throws GGUFFormatException {
+        Tensor t = f.tensorOrNull("rope_freqs.weight");
+        if (t == null) {
+            boolean longCtx = c.trainedContext() > c.params().scaling().originalContext() && c.params().scaling().originalContext() > 0;
+            t = f.tensorOrNull(longCtx ? "rope_factors_long.weight" : "rope_factors_short.weight");
+        }
+        if (t == null) return null;
+        return vector(f, t.name(), c.ropeDim() / 2);
+    }
+
+    /** Replaces fused tensors by the views the graph uses (see {@link LayerWeights}). */
+    private static void split(Map<String, Tensor> m, ModelConfig c, String prefix) {
+        int q = c.qDim(), kv = c.kvDim();
+        for (String kind : new String[]{"weight", "bias"}) {
+            Tensor qkv = m.remove("attn_qkv." + kind);
+            if (qkv == null) continue;
+            if (qkv.rows() != q + 2 * kv || (kind.equals("bias") && qkv.ne().length != 1))
+                throw new ModelException("tensor '" + prefix + "attn_qkv." + kind + "' has shape " + qkv.shapeString() + ", expected "
+                        + (kind.equals("bias") ? "[" + (q + 2 * kv) + "]" : "[" + c.dim() + ", " + (q + 2 * kv) + "]"));
+            m.put("attn_q." + kind, slice(qkv, prefix + "attn_q." + kind, 0, q));
+            m.put("attn_k." + kind, slice(qkv, prefix + "attn_k." + kind, q, kv));
+            m.put("attn_v." + kind, slice(qkv, prefix + "attn_v." + kind, q + kv, kv));
+        }
+        Tensor up = m.get("ffn_up.weight");
+        if (up != null && !m.containsKey("ffn_gate.weight") && up.ne().length == 2 && up.rows() == 2 * c.ffDim() && !c.params().moe()) {
+            // Phi-3's fused gate–up: the first n_ff rows are the gate, the rest the up projection
+            m.put("ffn_gate.weight", slice(up, prefix + "ffn_gate.weight", 0, c.ffDim()));
+            m.put("ffn_up.weight", slice(up, prefix + "ffn_up.weight", c.ffDim(), c.ffDim()));
+        }
+        for (String part : EXPERT_PARTS) {
+            for (String kind : new String[]{"weight", "bias"}) {
+                Tensor e = m.remove("ffn_" + part + "_exps." + kind);
+                if (e == null) continue;
+                int experts = c.params().experts();
+                long[] ne = e.ne();
+                boolean matrix = kind.equals("weight");
+                if (experts == 0 || ne.length != (matrix ? 3 : 2) || ne[ne.length - 1] != experts)
+                    throw new ModelException("tensor '" + prefix + "ffn_" + part + "_exps." + kind + "' has shape " + e.shapeString()
+                            + ", expected " + experts + " experts in its last dimension");
+                for (int x = 0; x < experts; x++) {
+                    Tensor v = matrix ? slice3(e, prefix + "ffn_" + part + "." + x + ".weight", x)
+                            : new Tensor(prefix + "ffn_" + part + "." + x + ".bias", e.type(), new long[]{ne[0]},
+                                    e.data().asSlice(e.type().byteSize(ne[0]) * x, e.type().byteSize(ne[0])));
+                    m.put("ffn_" + part + "." + x + "." + kind, v);
+                }
+            }
+        }
+    }
+
+    /** Rows {@code [from, from + count)} of a matrix (or elements of a vector) as a tensor of its own. */
+    static Tensor slice(Tensor t, String name, int from, int count) {
+        if (t.ne().length == 1) {
+            long es = t.type().byteSize(t.type().blockSize);
+            return new Tensor(name, t.type(), new long[]{count}, t.data().asSlice(from / t.type().blockSize * es, t.type().byteSize(count)));
+        }
+        long rb = t.rowBytes();
+        return new Tensor(name, t.type(), new long[]{t.ne()[0], count}, t.data().asSlice(rb * from, rb * count));
+    }
+
+    /** Matrix {@code e} of a 3-D tensor {@code [in, out, n]}. */
+    private static Tensor slice3(Tensor t, String name, int e) {
+        int out = Math.toIntExact(t.ne()[1]);
+        return slice(new Tensor(t.name(), t.type(), new long[]{t.ne()[0], (long) out * t.ne()[2]}, t.data()), name, e * out, out);
+    }
+
     private void checkTypes() {
-        List<Tensor> all = new ArrayList<>(List.of(tokenEmbd, outputNorm, output));
-        for (LayerWeights l : layers)
-            for (Tensor t : new Tensor[]{l.attnNorm(), l.wq(), l.wk(), l.wv(), l.wo(), l.ffnNorm(), l.ffnGate(), l.ffnUp(),
-                    l.ffnDown(), l.ffnDownT(), l.predictorFc1(), l.predictorFc2()})
-                if (t != null) all.add(t);
-        for (Tensor t : all)
+        for (Tensor t : allTensors())
             if (!t.type().computeSupported())
                 throw new ModelException("tensor '" + t.name() + "' has type " + t.type()
-                        + ", which this engine cannot compute (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K)");
+                        + ", which this engine cannot compute (supported: " + String.join(", ", supportedTypes()) + ")");
+    }
+
+    private static List<String> supportedTypes() {
+        List<String> s = new ArrayList<>();
+        for (GGMLType t : GGMLType.values()) if (t.computeSupported()) s.add(t.name());
+        return s;
+    }
+
+    /** Every distinct tensor the model computes with. */
+    public List<Tensor> allTensors() {
+        List<Tensor> all = new ArrayList<>(List.of(tokenEmbd, outputNorm, output));
+        for (Tensor t : new Tensor[]{outputNormBias, positionEmbd, ropeFreqs}) if (t != null) all.add(t);
+        for (LayerWeights l : layers) all.addAll(l.tensors().values());
+        return all;
     }
 
     private static Tensor matrix(GGUFFile f, String name, long in, long out) throws GGUFFormatException {
@@ -78,13 +160,20 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     private static Tensor vector(GGUFFile f, String name, long n) throws GGUFFormatException {
         Tensor t = f.tensor(name);
         if (t.ne().length != 1 || t.ne()[0] != n) throw new ModelException("tensor '" + name + "' has shape " + t.shapeString() + ", expected [" + n + "]");
-        if (t.type() != org.powerinfer4j.engine.tensor.GGMLType.F32) throw new ModelException("norm tensor '" + name + "' must be F32, is " + t.type());
+        if (t.type() != GGMLType.F32) throw new ModelException("norm tensor '" + name + "' must be F32, is " + t.type());
         return t;
     }
 
-    private static void checkShape(Tensor t, long in, long out) {
+    static void checkShape(Tensor t, long in, long out) {
         if (t.ne().length != 2 || t.ne()[0] != in || t.ne()[1] != out)
             throw new ModelException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected [" + in + ", " + out + "]");
+    }
+
+    /** Whether the layer tensor {@code name} is a matrix the dense products read (attention, and the FFN when dense). */
+    private static boolean denseProduct(String name, boolean ffnToo) {
+        if (name.startsWith("attn_") && name.endsWith(".weight") && !name.contains("norm") && !name.equals("attn_sinks.weight")) return true;
+        return ffnToo && name.startsWith("ffn_") && name.endsWith(".weight") && !name.contains("norm") && !name.startsWith("ffn_down_t")
+                && !name.startsWith("ffn_gate_inp");
     }
 
     /**
@@ -96,7 +185,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo) {
         java.util.IdentityHashMap<Tensor, Tensor> done = new java.util.IdentityHashMap<>();
         java.util.function.UnaryOperator<Tensor> rp = t -> {
-            if (t == null || t.type() != GGMLType.Q4_0 || t.repacked() != null) return t;
+            if (t == null || t.type() != GGMLType.Q4_0 || t.repacked() != null || t.ne().length != 2) return t;
             return done.computeIfAbsent(t, x -> {
                 RepackedQ4_0 r = RepackedQ4_0.allocate(arena, x.rowLength(), x.rows());
                 pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
@@ -104,22 +193,33 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
             });
         };
         LayerWeights[] ls = new LayerWeights[layers.length];
-        for (int i = 0; i < layers.length; i++) {
-            LayerWeights l = layers[i];
-            ls[i] = new LayerWeights(l.attnNorm(), rp.apply(l.wq()), rp.apply(l.wk()), rp.apply(l.wv()), rp.apply(l.wo()), l.ffnNorm(),
-                    ffnToo ? rp.apply(l.ffnGate()) : l.ffnGate(), ffnToo ? rp.apply(l.ffnUp()) : l.ffnUp(),
-                    ffnToo ? rp.apply(l.ffnDown()) : l.ffnDown(), l.ffnDownT(), l.predictorFc1(), l.predictorFc2());
-        }
+        for (int i = 0; i < layers.length; i++)
+            ls[i] = layers[i].map((name, t) -> denseProduct(name, ffnToo) ? rp.apply(t) : t);
         // a tied output head keeps token_embd's mapped rows for the embedding lookup and gets its own repacked copy
-        return new ModelWeights(tokenEmbd, outputNorm, rp.apply(output), tiedOutput, ls);
+        return new ModelWeights(tokenEmbd, outputNorm, rp.apply(output), tiedOutput, ls, outputNormBias, positionEmbd, ropeFreqs);
     }
 
-    /** Bytes of weights read per generated token (every matrix once; the embedding row is negligible). */
+    /** Bytes of weights read per generated token by a dense model (every matrix once; the embedding row is negligible). */
     public long bytesPerToken() {
-        long b = output.data().byteSize() + outputNorm.data().byteSize();
-        for (LayerWeights l : layers)
-            for (Tensor t : new Tensor[]{l.attnNorm(), l.wq(), l.wk(), l.wv(), l.wo(), l.ffnNorm(), l.ffnGate(), l.ffnUp(), l.ffnDown(), l.ffnDownT()})
-                if (t != null) b += t.data().byteSize();
-        return b;
+        return bytesPerToken(1.0);
     }
+
+    /**
+     * Bytes of weights read per generated token when each MoE layer reads {@code expertFraction} of its experts
+     * (experts used ÷ experts); predictors are not counted.
+     */
+    public long bytesPerToken(double expertFraction) {
+        long b = output.data().byteSize() + outputNorm.data().byteSize();
+        double experts = 0;
+        for (LayerWeights l : layers)
+            for (var e : l.tensors().entrySet()) {
+                String n = e.getKey();
+                if (n.startsWith("fc1.") || n.startsWith("fc2.")) continue;
+                if (EXPERT_NAME.matcher(n).matches()) experts += e.getValue().data().byteSize();
+                else b += e.getValue().data().byteSize();
+            }
+        return b + Math.round(experts * expertFraction);
+    }
+
+    private static final java.util.regex.Pattern EXPERT_NAME = java.util.regex.Pattern.compile("ffn_(gate|up|down)\\.\\d+\\.(weight|bias)");
 }

@@ -7,14 +7,14 @@ import org.powerinfer4j.engine.kernels.FloatKernels;
 import org.powerinfer4j.engine.kernels.Kernels;
 import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.model.LayerGraph.Op;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
- * The llama-family forward pass on the CPU: per layer RMSNorm → Q/K/V → RoPE → causal GQA attention over the
- * KV cache → output projection → residual; RMSNorm → FFN → residual; final norm → logits. A call processes a
- * chunk of tokens at once (prefill) with matrix–matrix products, or one token (decode) with matrix–vector
- * products. Arithmetic follows ggml's choices where they affect results (RMSNorm sum in double, RoPE angles
- * {@code pos · base^(-2i/n_rot)}, softmax with max subtraction).
+ * The CPU executor of the {@link ModelGraph}: embedding, then each layer's ops in order, then the final norm and
+ * head. A call processes a chunk of tokens at once (prefill) with matrix–matrix products, or one token (decode)
+ * with matrix–vector products. Arithmetic follows ggml's choices where they affect results (RMSNorm sum in
+ * double, RoPE angles {@code pos · base^(-2i/n_rot)}, softmax with max subtraction).
  */
 public final class Transformer {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -22,7 +22,7 @@ public final class Transformer {
     private final ModelConfig c;
     private final ModelWeights w;
     private final FeedForward ffn;
-    private final float[] ropeInvFreq;
+    private final ModelGraph graph;
     private volatile FfnObserver ffnObserver;
     private volatile LayerOffload offload;
 
@@ -30,14 +30,7 @@ public final class Transformer {
         this.c = c;
         this.w = w;
         this.ffn = ffn;
-        // ggml: theta_scale = powf(base, -2/n_rot); theta_i = pos · theta_scale^i, accumulated in float
-        ropeInvFreq = new float[c.ropeDim() / 2];
-        float thetaScale = (float) Math.pow(c.ropeFreqBase(), -2.0f / c.ropeDim());
-        float f = 1f;
-        for (int i = 0; i < ropeInvFreq.length; i++) {
-            ropeInvFreq[i] = f;
-            f *= thetaScale;
-        }
+        this.graph = GraphBuilder.build(c, w);
     }
 
     public ModelConfig config() {
@@ -48,12 +41,18 @@ public final class Transformer {
         return w;
     }
 
+    public ModelGraph graph() {
+        return graph;
+    }
+
     public FeedForward feedForward() {
         return ffn;
     }
 
     /** Runs the last layers (and maybe the output head) through {@code o}; null = everything on the CPU. */
     public void setLayerOffload(LayerOffload o) {
+        if (o != null && !graph.llamaShaped())
+            throw new ModelException("layer offload supports llama-shaped layers only; " + c.architecture() + " runs on the CPU");
         this.offload = o;
     }
 
@@ -78,59 +77,105 @@ public final class Transformer {
     }
 
     private void forwardChunk(WorkerPool pool, InferenceState s, int[] tokens, int off, int batch, int startPos) {
-        final int dim = c.dim(), qDim = c.qDim(), kvDim = c.kvDim();
-        var embK = Kernels.forType(w.tokenEmbd().type());
-        for (int b = 0; b < batch; b++) {
-            int tok = tokens[off + b];
-            if (tok < 0 || tok >= c.vocabSize()) throw new ModelException("token id " + tok + " is outside the vocabulary (0.." + (c.vocabSize() - 1) + ")");
-            embK.dequantize(w.tokenEmbd().data(), w.tokenEmbd().rowOffset(tok), s.x, b * dim, dim);
-        }
-        int half = c.ropeDim() / 2;
-        for (int b = 0; b < batch; b++) {     // one cos/sin table per position, reused by every head of every layer
-            int pos = startPos + b;
-            for (int i = 0; i < half; i++) {
-                float theta = pos * ropeInvFreq[i];
-                s.ropeCos[b * half + i] = (float) Math.cos(theta);
-                s.ropeSin[b * half + i] = (float) Math.sin(theta);
-            }
+        embed(s, tokens, off, batch, startPos);
+        for (int r = 0; r < graph.ropes().length; r++) {   // one cos/sin table per position, reused by every head of every layer
+            int size = batch * (graph.ropes()[r].dims() / 2);
+            graph.ropes()[r].fill(s.ropeTable(s.ropeCos, r, size), s.ropeTable(s.ropeSin, r, size), startPos, batch);
         }
         LayerOffload device = offload;
         int cpuLayers = device == null ? c.layers() : device.firstLayer();
         for (int l = 0; l < c.layers(); l++) {
             // the device runs the rest; when it cannot, the CPU carries on from the same residuals
             if (l == cpuLayers && device.forward(s, batch, startPos)) break;
-            LayerWeights lw = w.layers()[l];
+            LayerGraph g = graph.layers()[l];
+            int from = 0;
             // the attention block on the device when it holds this layer's (hybrid mode), else here
-            if (device == null || !device.attention(s, l, batch, startPos)) {
-                for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.attnNorm(), dim);
-                project(pool, lw.wq(), s.xb, batch, s.q);
-                project(pool, lw.wk(), s.xb, batch, s.k);
-                project(pool, lw.wv(), s.xb, batch, s.v);
-                for (int b = 0; b < batch; b++) {
-                    int pos = startPos + b;
-                    for (int h = 0; h < c.heads(); h++) rope(s.q, b * qDim + h * c.headDim(), s, b * half);
-                    for (int h = 0; h < c.kvHeads(); h++) rope(s.k, b * kvDim + h * c.headDim(), s, b * half);
-                    s.kv.store(l, pos, s.k, b * kvDim, s.v, b * kvDim);
-                }
-                attention(pool, s, l, batch, startPos);
-                project(pool, lw.wo(), s.att, batch, s.xb2);
-                for (int i = 0; i < batch * dim; i++) s.x[i] += s.xb2[i];
-            }
-
-            for (int b = 0; b < batch; b++) rmsNorm(s.xb, b * dim, s.x, b * dim, lw.ffnNorm(), dim);
-            ffn.compute(pool, l, lw, s, batch); // reads s.xb (normed) and s.x (residual), writes s.xb2
-            FfnObserver obs = ffnObserver;
-            if (obs != null) obs.onFfn(l, batch, s.x, dim, s.hb, lw.ffnUp().rows());
-            for (int i = 0; i < batch * dim; i++) s.x[i] += s.xb2[i];
+            if (device != null && g.attentionEnd() >= 0 && device.attention(s, l, batch, startPos)) from = g.attentionEnd();
+            for (int i = from; i < g.ops().size(); i++) run(g.ops().get(i), pool, s, l, batch, startPos);
         }
+    }
+
+    private void embed(InferenceState s, int[] tokens, int off, int batch, int startPos) {
+        final int dim = c.dim();
+        Tensor emb = w.tokenEmbd();
+        var embK = Kernels.forType(emb.type());
+        for (int b = 0; b < batch; b++) {
+            int tok = tokens[off + b];
+            if (tok < 0 || tok >= c.vocabSize()) throw new ModelException("token id " + tok + " is outside the vocabulary (0.." + (c.vocabSize() - 1) + ")");
+            embK.dequantize(emb.data(), emb.rowOffset(tok), s.x, b * dim, dim);
+        }
+        float scale = graph.embeddingScale();
+        if (scale != 1f) for (int i = 0; i < batch * dim; i++) s.x[i] *= scale;
+        Tensor pe = graph.positionEmbd();
+        if (pe != null) {
+            var k = Kernels.forType(pe.type());
+            float[] row = new float[dim];
+            for (int b = 0; b < batch; b++) {
+                long p = (long) startPos + b + graph.positionOffset();
+                if (p >= pe.rows()) throw new ModelException("position " + (startPos + b) + " is beyond the model's " + (pe.rows() - graph.positionOffset()) + " learned positions");
+                k.dequantize(pe.data(), pe.rowOffset(p), row, 0, dim);
+                for (int i = 0; i < dim; i++) s.x[b * dim + i] += row[i];
+            }
+        }
+    }
+
+    private void run(Op op, WorkerPool pool, InferenceState s, int layer, int batch, int startPos) {
+        switch (op) {
+            case LayerGraph.Norm n -> {
+                float[] in = s.buffer(n.in()), out = s.buffer(n.out());
+                int d = n.weight().rowLength();
+                for (int b = 0; b < batch; b++) norm(n, out, b * d, in, b * d);
+            }
+            case LayerGraph.Linear li -> {
+                float[] out = s.buffer(li.out());
+                project(pool, li.weight(), s.buffer(li.in()), batch, out);
+                if (li.bias() != null) addBias(out, li.bias(), li.weight().rows(), batch);
+            }
+            case LayerGraph.HeadNorm h -> {
+                float[] buf = s.buffer(h.buf());
+                int hd = h.weight().rowLength();
+                for (int i = 0; i < batch * h.heads(); i++) rmsNorm(buf, i * hd, buf, i * hd, h.weight(), hd, h.eps());
+            }
+            case LayerGraph.Rope r -> {
+                float[] buf = s.buffer(r.buf());
+                RopeTables t = graph.ropes()[r.rope()];
+                int half = t.dims() / 2, hd = c.headDim(), width = r.heads() * hd;
+                float[] cos = s.ropeCos[r.rope()], sin = s.ropeSin[r.rope()];
+                for (int b = 0; b < batch; b++)
+                    for (int h = 0; h < r.heads(); h++) t.rotate(buf, b * width + h * hd, cos, sin, b * half);
+            }
+            case LayerGraph.Attention a -> {
+                for (int b = 0; b < batch; b++) s.kv.store(layer, startPos + b, s.k, b * c.kvDim(), s.v, b * c.kvDim());
+                attention(pool, s, layer, batch, startPos, a);
+            }
+            case LayerGraph.Ffn f -> {
+                LayerWeights lw = w.layers()[layer];
+                ffn.compute(pool, layer, lw, s, batch); // reads s.xb (normed) and s.x (residual), writes s.xb2
+                FfnObserver obs = ffnObserver;
+                if (obs != null && lw.ffnUp() != null) obs.onFfn(layer, batch, s.x, c.dim(), s.hb, lw.ffnUp().rows());
+            }
+            case LayerGraph.Add a -> {
+                float[] dst = s.buffer(a.dst()), src = s.buffer(a.src());
+                for (int i = 0; i < batch * c.dim(); i++) dst[i] += src[i];
+            }
+        }
+    }
+
+    private static void addBias(float[] out, Tensor bias, int rows, int batch) {
+        MemorySegment bd = bias.data();
+        for (int b = 0; b < batch; b++)
+            for (int r = 0; r < rows; r++) out[b * rows + r] += bd.getAtIndex(F32, r);
     }
 
     /** Final norm and output head for token {@code b} of the last chunk. */
     private void logits(WorkerPool pool, InferenceState s, int b) {
         LayerOffload off = offload;
         if (off != null && off.logits(s)) return;
-        rmsNorm(s.xb, 0, s.x, b * c.dim(), w.outputNorm(), c.dim());
-        MatrixOps.matVec(pool, w.output(), s.xb, 0, s.logits, 0);
+        norm(graph.outputNorm(), s.xb, 0, s.x, b * c.dim());
+        MatrixOps.matVec(pool, graph.output(), s.xb, 0, s.logits, 0);
+        float cap = graph.finalSoftcap();
+        if (cap > 0f)
+            for (int i = 0; i < s.logits.length; i++) s.logits[i] = cap * (float) Math.tanh(s.logits[i] / cap);
     }
 
     /** out[b][*] = W · in[b][*] for each token of the chunk: matrix–vector for one token, matrix–matrix for more. */
@@ -139,20 +184,22 @@ public final class Transformer {
         else MatrixOps.matMul(pool, wt, in, batch, out);
     }
 
-    private void attention(WorkerPool pool, InferenceState s, int layer, int batch, int startPos) {
+    private void attention(WorkerPool pool, InferenceState s, int layer, int batch, int startPos, LayerGraph.Attention a) {
         final int hd = c.headDim(), qDim = c.qDim(), group = c.heads() / c.kvHeads();
-        final float scale = (float) (1.0 / Math.sqrt(hd));
+        final float scale = a.scale(), cap = a.softcap();
         final MemorySegment keys = s.kv.keys(), values = s.kv.values();
         final boolean f16 = s.kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
         final long headBytes = (long) s.kv.elementBytes() * hd;
+        final MemorySegment sinks = a.sinks() == null ? null : a.sinks().data();
         pool.forRange(batch * c.heads(), (from, to, thread) -> {
             float[] sc = s.scores[thread];
             for (int bh = from; bh < to; bh++) {
                 int b = bh / c.heads(), h = bh % c.heads(), kvh = h / group;
                 int pos = startPos + b;
+                int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
                 int qOff = b * qDim + h * hd;
                 float max = Float.NEGATIVE_INFINITY;
-                int t = 0;
+                int t = lo;
                 // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
                 boolean four = f16 && !s.kv.nonFinite();
                 long stride = s.kv.offset(layer, 1) - s.kv.offset(layer, 0);
@@ -163,20 +210,23 @@ public final class Transformer {
                     long ko = s.kv.offset(layer, t) + kvh * headBytes;
                     sc[t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
                 }
-                for (t = 0; t <= pos; t++) {
+                for (t = lo; t <= pos; t++) {
                     float d = sc[t] * scale;
+                    if (cap > 0f) d = cap * (float) Math.tanh(d / cap);
                     sc[t] = d;
                     if (d > max) max = d;
                 }
-                double sum = 0;
-                for (t = 0; t <= pos; t++) {
+                float sink = sinks == null ? Float.NEGATIVE_INFINITY : sinks.getAtIndex(F32, h);
+                if (sink > max) max = sink;
+                double sum = sinks == null ? 0 : Math.exp(sink - max);   // the sink takes its share of the weight and no value
+                for (t = lo; t <= pos; t++) {
                     float e = (float) Math.exp(sc[t] - max);
                     sc[t] = e;
                     sum += e;
                 }
                 float inv = (float) (1.0 / sum);
                 java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
-                t = 0;
+                t = lo;
                 if (four) {
                     for (; t + 3 <= pos; t += 4)
                         FloatKernels.axpyF16x4(sc[t] * inv, sc[t + 1] * inv, sc[t + 2] * inv, sc[t + 3] * inv, values,
@@ -191,27 +241,44 @@ public final class Transformer {
         });
     }
 
-    /** Rotates one head's first {@code ropeDim} dimensions in place with the token's cos/sin table at {@code t}. */
-    private void rope(float[] v, int off, InferenceState s, int t) {
-        int half = c.ropeDim() / 2;
-        boolean normal = c.ropeType() == RopeType.NORMAL;
-        for (int i = 0; i < half; i++) {
-            float cos = s.ropeCos[t + i], sin = s.ropeSin[t + i];
-            int i0 = normal ? off + 2 * i : off + i;
-            int i1 = normal ? i0 + 1 : i0 + half;
-            float x0 = v[i0], x1 = v[i1];
-            v[i0] = x0 * cos - x1 * sin;
-            v[i1] = x0 * sin + x1 * cos;
+    private void norm(LayerGraph.Norm n, float[] out, int outOff, float[] x, int xOff) {
+        int d = n.weight().rowLength();
+        if (n.layerNorm()) layerNorm(out, outOff, x, xOff, n.weight(), n.bias(), d, n.eps());
+        else {
+            rmsNorm(out, outOff, x, xOff, n.weight(), d, n.eps());
+            if (n.bias() != null) for (int i = 0; i < d; i++) out[outOff + i] += n.bias().data().getAtIndex(F32, i);
         }
     }
 
     /** out = x / sqrt(mean(x²) + eps) ⊙ weight; the sum of squares is accumulated in double as ggml does. */
     void rmsNorm(float[] out, int outOff, float[] x, int xOff, Tensor weight, int n) {
+        rmsNorm(out, outOff, x, xOff, weight, n, c.rmsEps());
+    }
+
+    static void rmsNorm(float[] out, int outOff, float[] x, int xOff, Tensor weight, int n, float eps) {
         double ss = 0;
         for (int i = 0; i < n; i++) ss += (double) (x[xOff + i] * x[xOff + i]);
         float mean = (float) (ss / n);
-        float scale = 1.0f / (float) Math.sqrt(mean + c.rmsEps());
+        float scale = 1.0f / (float) Math.sqrt(mean + eps);
         MemorySegment wd = weight.data();
         for (int i = 0; i < n; i++) out[outOff + i] = x[xOff + i] * scale * wd.getAtIndex(F32, i);
+    }
+
+    /** out = (x − mean) / sqrt(var + eps) ⊙ weight + bias, mean and variance accumulated in double (ggml_norm). */
+    static void layerNorm(float[] out, int outOff, float[] x, int xOff, Tensor weight, Tensor bias, int n, float eps) {
+        double sum = 0;
+        for (int i = 0; i < n; i++) sum += x[xOff + i];
+        float mean = (float) (sum / n);
+        double var = 0;
+        for (int i = 0; i < n; i++) {
+            float d = x[xOff + i] - mean;
+            var += (double) (d * d);
+        }
+        float scale = 1.0f / (float) Math.sqrt((float) (var / n) + eps);
+        MemorySegment wd = weight.data(), bd = bias == null ? null : bias.data();
+        for (int i = 0; i < n; i++) {
+            float v = (x[xOff + i] - mean) * scale * wd.getAtIndex(F32, i);
+            out[outOff + i] = bd == null ? v : v + bd.getAtIndex(F32, i);
+        }
     }
 }

@@ -73,6 +73,9 @@ public final class SparseFeedForward implements FeedForward {
         int ff = w.ffnUp().rows(), dim = w.ffnUp().rowLength();
         Tensor gate = w.ffnGate(), up = w.ffnUp();
         Tensor selector = gate != null ? gate : up;   // the matrix whose ReLU decides which neurons fire
+        // biases (OPT's MLP): part of the pre-activation, so added before the ReLU decides
+        Tensor gateBias = w.get("ffn_gate.bias"), upBias = w.get("ffn_up.bias"), downBias = w.get("ffn_down.bias");
+        Tensor selectorBias = gate != null ? gateBias : upBias;
         Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), ff, maxPredictorHidden));
         float[] x = s.ffnInput(), g = s.ffnGate(), u = s.ffnUp();
 
@@ -81,10 +84,12 @@ public final class SparseFeedForward implements FeedForward {
             predict(pool, w, s.residual(), batch, dim, ff, sc);
             if (verify && stats != null) {   // true activations, for recall/precision only
                 project(pool, selector, x, batch, g);
+                addBias(g, selectorBias, null, ff, batch, ff);
                 for (int b = 0; b < batch; b++) recordVerified(layer, sc, b, g, b * ff, ff);
             }
         } else {
             project(pool, selector, x, batch, g);
+            addBias(g, selectorBias, null, ff, batch, ff);
             for (int b = 0; b < batch; b++) {
                 int n = 0;
                 for (int r = 0; r < ff; r++) if (g[b * ff + r] > 0f) sc.active[b][n++] = r;
@@ -106,9 +111,17 @@ public final class SparseFeedForward implements FeedForward {
             rows = sc.union;
         }
         boolean dense = batch > 1 && count > DENSE_FALLBACK_DENSITY * ff;
-        if (mode == SparseMode.PREDICT && gate != null) compute(pool, gate, rows, count, x, batch, g, ff, dense);
-        if (gate != null) compute(pool, up, rows, count, x, batch, u, ff, dense);
-        else if (mode == SparseMode.PREDICT) compute(pool, up, rows, count, x, batch, g, ff, dense);
+        if (mode == SparseMode.PREDICT && gate != null) {
+            compute(pool, gate, rows, count, x, batch, g, ff, dense);
+            addBias(g, gateBias, dense ? null : rows, count, batch, ff);
+        }
+        if (gate != null) {
+            compute(pool, up, rows, count, x, batch, u, ff, dense);
+            addBias(u, upBias, dense ? null : rows, count, batch, ff);
+        } else if (mode == SparseMode.PREDICT) {
+            compute(pool, up, rows, count, x, batch, g, ff, dense);
+            addBias(g, upBias, dense ? null : rows, count, batch, ff);
+        }
 
         // 3. activation, masked per token to its own active set
         for (int b = 0; b < batch; b++) {
@@ -123,6 +136,20 @@ public final class SparseFeedForward implements FeedForward {
 
         // 4. down: sparse axpy over the computed rows, zero activations skipped
         SparseOps.sparseAxpy(pool, downT[layer], rows, count, g, ff, batch, s.ffnOutput());
+        if (downBias != null) addBias(s.ffnOutput(), downBias, null, dim, batch, dim);
+    }
+
+    /** buf[b][r] += bias[r] for the listed rows (all {@code n} rows when {@code rows} is null) of each token. */
+    private static void addBias(float[] buf, Tensor bias, int[] rows, int count, int batch, int width) {
+        if (bias == null) return;
+        var bd = bias.data();
+        var f32 = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int n = rows == null ? width : count;
+        for (int b = 0; b < batch; b++)
+            for (int i = 0; i < n; i++) {
+                int r = rows == null ? i : rows[i];
+                buf[b * width + r] += bd.getAtIndex(f32, r);
+            }
     }
 
     private float act(float gate, float up) {

@@ -1,0 +1,122 @@
+package org.powerinfer4j.engine.model;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Mixture-of-experts FFN (Mixtral, Qwen3-MoE): the router {@code ffn_gate_inp} scores every expert per token,
+ * the top {@code k} are chosen (softmax over all experts then top-k, or sigmoid then top-k, per the GGUF's
+ * {@code expert_gating_func}), their weights optionally renormalised to sum to 1 ({@code expert_weights_norm}),
+ * and y = Σ_chosen w_e · expert_e(x) (+ a shared expert, gated by {@code sigmoid(ffn_gate_inp_shexp · x)} where
+ * present). Only the chosen experts' weights are read: the tokens of a chunk are grouped per expert, and each
+ * expert runs once over its group (matrix–matrix for a prompt). Experts are summed in index order, so the result
+ * does not depend on the thread count. Layers without a router run {@code dense}.
+ */
+public final class MoeFeedForward implements FeedForward {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final ModelConfig c;
+    private final FeedForward dense;
+
+    public MoeFeedForward(ModelConfig c) {
+        this.c = c;
+        this.dense = new DenseFeedForward(c.activation());
+    }
+
+    /** Per-session buffers. */
+    private static final class Scratch {
+        final float[] router, gathered, out, hb, hb2, shared;
+        final int[] chosen;
+        final float[] weights;
+        final int[] members;
+
+        Scratch(int batch, int dim, int ff, int experts, int k, int sharedFf) {
+            router = new float[batch * experts];
+            gathered = new float[batch * dim];
+            out = new float[batch * dim];
+            int h = Math.max(ff, sharedFf);
+            hb = new float[batch * h];
+            hb2 = new float[batch * h];
+            shared = new float[batch];
+            chosen = new int[batch * k];
+            weights = new float[batch * k];
+            members = new int[batch];
+        }
+    }
+
+    @Override
+    public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
+        Tensor router = w.get("ffn_gate_inp.weight");
+        if (router == null) {
+            dense.compute(pool, layer, w, s, batch);
+            return;
+        }
+        ArchParams a = c.params();
+        int dim = c.dim(), experts = a.experts(), k = a.expertsUsed();
+        Tensor shUp = w.get("ffn_up_shexp.weight");
+        int sharedFf = shUp == null ? 0 : shUp.rows();
+        Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), experts, k, sharedFf));
+        float[] x = s.ffnInput(), y = s.ffnOutput();
+
+        Transformer.project(pool, router, x, batch, sc.router);
+        Tensor rb = w.get("ffn_gate_inp.bias");
+        if (rb != null) DenseFeedForward.addBias(sc.router, rb, experts, batch);
+        for (int b = 0; b < batch; b++) route(sc, b, experts, k, a);
+
+        Arrays.fill(y, 0, batch * dim, 0f);
+        for (int e = 0; e < experts; e++) {
+            int n = 0;
+            for (int b = 0; b < batch; b++)
+                for (int j = 0; j < k; j++) if (sc.chosen[b * k + j] == e) sc.members[n++] = b * k + j;
+            if (n == 0) continue;   // this expert's weights are not read at all
+            for (int i = 0; i < n; i++) System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
+            DenseFeedForward.compute(pool, c.activation(), w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
+                    w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), sc.gathered, n, sc.hb, sc.hb2, sc.out);
+            for (int i = 0; i < n; i++) {
+                int slot = sc.members[i], b = slot / k;
+                float wt = sc.weights[slot];
+                for (int d = 0; d < dim; d++) y[b * dim + d] += wt * sc.out[i * dim + d];
+            }
+        }
+        if (shUp != null) {
+            DenseFeedForward.compute(pool, c.activation(), w.get("ffn_gate_shexp.weight"), shUp, w.get("ffn_down_shexp.weight"), null,
+                    null, null, null, x, batch, sc.hb, sc.hb2, sc.out);
+            Tensor g = w.get("ffn_gate_inp_shexp.weight");
+            if (g != null) Transformer.project(pool, g, x, batch, sc.shared);
+            for (int b = 0; b < batch; b++) {
+                float gate = g == null ? 1f : (float) (1.0 / (1.0 + Math.exp(-sc.shared[b])));
+                for (int d = 0; d < dim; d++) y[b * dim + d] += gate * sc.out[b * dim + d];
+            }
+        }
+    }
+
+    /** Token b's top-k experts and their weights from its router logits. */
+    private static void route(Scratch sc, int b, int experts, int k, ArchParams a) {
+        float[] p = new float[experts];
+        int o = b * experts;
+        if (a.gating() == ArchParams.Gating.SIGMOID) {
+            for (int e = 0; e < experts; e++) p[e] = (float) (1.0 / (1.0 + Math.exp(-sc.router[o + e])));
+        } else {
+            float max = Float.NEGATIVE_INFINITY;
+            for (int e = 0; e < experts; e++) max = Math.max(max, sc.router[o + e]);
+            double sum = 0;
+            for (int e = 0; e < experts; e++) sum += p[e] = (float) Math.exp(sc.router[o + e] - max);
+            for (int e = 0; e < experts; e++) p[e] = (float) (p[e] / sum);
+        }
+        boolean[] taken = new boolean[experts];
+        double total = 0;
+        for (int j = 0; j < k; j++) {
+            int best = -1;
+            for (int e = 0; e < experts; e++) if (!taken[e] && (best < 0 || p[e] > p[best])) best = e;   // ties: lower index
+            taken[best] = true;
+            sc.chosen[b * k + j] = best;
+            sc.weights[b * k + j] = p[best];
+            total += p[best];
+        }
+        if (a.expertWeightsNorm())
+            for (int j = 0; j < k; j++) sc.weights[b * k + j] = (float) (sc.weights[b * k + j] / total);
+    }
+}
