@@ -44,10 +44,10 @@ public enum GGMLType {
         return Math.multiplyExact(n / blockSize, (long) typeSize);
     }
 
-    /** Types the CPU kernels implement (dequantize and dot). */
+    /** Types the CPU kernels implement (dequantize, dot and axpy; see {@code kernels.Kernels}). */
     public boolean computeSupported() {
         return switch (this) {
-            case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K -> true;
+            case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4 -> true;
             default -> false;
         };
     }
