@@ -40,6 +40,8 @@ final class NonLinearQuantKernels {
     // (E2M1 values doubled; the E8M0 scale is halved to match)
     static final byte[] KVALUES_MXFP4 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
+    private static final java.lang.foreign.ValueLayout.OfInt INT_LE = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(Simd.LE);
+
     private static final ByteVector TABLE_IQ4NL = ByteVector.fromArray(B16, KVALUES_IQ4NL, 0);
     private static final ByteVector TABLE_MXFP4 = ByteVector.fromArray(B16, KVALUES_MXFP4, 0);
 
@@ -67,28 +69,6 @@ final class NonLinearQuantKernels {
 
     private static FloatVector toFloats(ByteVector b, int part) {
         return (FloatVector) b.convertShape(VectorOperators.B2F, F, part);
-    }
-
-    // ---- the shared 32-element loops: q at qs, scale d, elements at base ----
-
-    private static void dequantize32(MemorySegment s, long qs, ByteVector table, float d, float[] y, int yb) {
-        ByteVector q = load16(s, qs), l = lo(q, table), h = hi(q, table);
-        for (int p = 0; p < PARTS; p++) {
-            toFloats(l, p).mul(d).intoArray(y, yb + p * FL);
-            toFloats(h, p).mul(d).intoArray(y, yb + 16 + p * FL);
-        }
-    }
-
-    // alpha comes in as a float, not a vector: should C2 compile this helper on its own rather than inline it, no
-    // vector crosses the call (a vector argument or result of a call that is not inlined is boxed)
-    private static void axpy32(MemorySegment s, long qs, ByteVector table, float d, float alpha, float[] y, int yb) {
-        FloatVector a = bc(alpha);
-        ByteVector q = load16(s, qs), l = lo(q, table), h = hi(q, table);
-        for (int p = 0; p < PARTS; p++) {
-            int e = yb + p * FL, e2 = e + 16;
-            toFloats(l, p).mul(d).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
-            toFloats(h, p).mul(d).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
-        }
     }
 
     // ================================================================== IQ4_NL
@@ -136,7 +116,13 @@ final class NonLinearQuantKernels {
             Blocks.checkBlocks(n, QK);
             for (int i = 0; i < n / QK; i++) {
                 long b = off + (long) i * IQ4_NL_BYTES;
-                dequantize32(s, b + 2, TABLE_IQ4NL, f16(s, b), y, yo + i * QK);
+                ByteVector q = load16(s, b + 2), l = lo(q, TABLE_IQ4NL), h = hi(q, TABLE_IQ4NL);
+                    float dd = f16(s, b);
+                    int yb = yo + i * QK;
+                    for (int p = 0; p < PARTS; p++) {
+                        toFloats(l, p).mul(dd).intoArray(y, yb + p * FL);
+                        toFloats(h, p).mul(dd).intoArray(y, yb + 16 + p * FL);
+                    }
             }
         }
 
@@ -160,9 +146,17 @@ final class NonLinearQuantKernels {
 
         public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
             Blocks.checkBlocks(n, QK);
+            FloatVector a = bc(alpha);
             for (int i = 0; i < n / QK; i++) {
                 long b = off + (long) i * IQ4_NL_BYTES;
-                axpy32(s, b + 2, TABLE_IQ4NL, f16(s, b), alpha, y, yo + i * QK);
+                ByteVector q = load16(s, b + 2), l = lo(q, TABLE_IQ4NL), h = hi(q, TABLE_IQ4NL);
+                    float dd = f16(s, b);
+                    int yb = yo + i * QK;
+                    for (int p = 0; p < PARTS; p++) {
+                        int e = yb + p * FL, e2 = e + 16;
+                        toFloats(l, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                        toFloats(h, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
+                    }
             }
         }
     };
@@ -235,7 +229,13 @@ final class NonLinearQuantKernels {
                 long b = off + (long) i * IQ4_XS_BYTES;
                 float d = f16(s, b);
                 for (int ib = 0; ib < 8; ib++) {
-                    dequantize32(s, b + 8 + 16 * ib, TABLE_IQ4NL, d * iq4xsScale(s, b, ib), y, yo + i * QK_K + 32 * ib);
+                    ByteVector q = load16(s, b + 8 + 16 * ib), l = lo(q, TABLE_IQ4NL), h = hi(q, TABLE_IQ4NL);
+                    float dd = d * iq4xsScale(s, b, ib);
+                    int yb = yo + i * QK_K + 32 * ib;
+                    for (int p = 0; p < PARTS; p++) {
+                        toFloats(l, p).mul(dd).intoArray(y, yb + p * FL);
+                        toFloats(h, p).mul(dd).intoArray(y, yb + 16 + p * FL);
+                    }
                 }
             }
         }
@@ -246,15 +246,18 @@ final class NonLinearQuantKernels {
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * IQ4_XS_BYTES;
                 float d = f16(s, b);
+                // all eight 6-bit scales' bits in two reads: scales_h (u16) and scales_l (4 bytes)
+                int sh = s.get(Blocks.SHORT_LE, b + 2), sl = s.get(INT_LE, b + 4);
                 for (int ib = 0; ib < 8; ib++) {
                     int xb = xo + i * QK_K + 32 * ib;
                     ByteVector q = load16(s, b + 8 + 16 * ib), l = lo(q, TABLE_IQ4NL), h = hi(q, TABLE_IQ4NL);
-                    FloatVector p = FloatVector.zero(F);
+                    FloatVector pl = FloatVector.zero(F), ph = pl;
                     for (int part = 0; part < PARTS; part++) {
-                        p = toFloats(l, part).fma(FloatVector.fromArray(F, x, xb + part * FL), p);
-                        p = toFloats(h, part).fma(FloatVector.fromArray(F, x, xb + 16 + part * FL), p);
+                        pl = toFloats(l, part).fma(FloatVector.fromArray(F, x, xb + part * FL), pl);
+                        ph = toFloats(h, part).fma(FloatVector.fromArray(F, x, xb + 16 + part * FL), ph);
                     }
-                    acc = p.fma(bc(d * iq4xsScale(s, b, ib)), acc);
+                    int ls = ((sl >>> 4 * ib) & 0xF) | ((sh >>> 2 * ib) & 3) << 4; // nibble ib of scales_l = (ib/2, ib%2)
+                    acc = pl.add(ph).fma(bc(d * (ls - 32)), acc);
                 }
             }
             return Simd.sum(acc);
@@ -262,11 +265,19 @@ final class NonLinearQuantKernels {
 
         public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
             Blocks.checkBlocks(n, QK_K);
+            FloatVector a = bc(alpha);
             for (int i = 0; i < n / QK_K; i++) {
                 long b = off + (long) i * IQ4_XS_BYTES;
                 float d = f16(s, b);
                 for (int ib = 0; ib < 8; ib++) {
-                    axpy32(s, b + 8 + 16 * ib, TABLE_IQ4NL, d * iq4xsScale(s, b, ib), alpha, y, yo + i * QK_K + 32 * ib);
+                    ByteVector q = load16(s, b + 8 + 16 * ib), l = lo(q, TABLE_IQ4NL), h = hi(q, TABLE_IQ4NL);
+                    float dd = d * iq4xsScale(s, b, ib);
+                    int yb = yo + i * QK_K + 32 * ib;
+                    for (int p = 0; p < PARTS; p++) {
+                        int e = yb + p * FL, e2 = e + 16;
+                        toFloats(l, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                        toFloats(h, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
+                    }
                 }
             }
         }
@@ -318,7 +329,13 @@ final class NonLinearQuantKernels {
             Blocks.checkBlocks(n, QK);
             for (int i = 0; i < n / QK; i++) {
                 long b = off + (long) i * MXFP4_BYTES;
-                dequantize32(s, b + 1, TABLE_MXFP4, e8m0Half(u8(s, b)), y, yo + i * QK);
+                ByteVector q = load16(s, b + 1), l = lo(q, TABLE_MXFP4), h = hi(q, TABLE_MXFP4);
+                    float dd = e8m0Half(u8(s, b));
+                    int yb = yo + i * QK;
+                    for (int p = 0; p < PARTS; p++) {
+                        toFloats(l, p).mul(dd).intoArray(y, yb + p * FL);
+                        toFloats(h, p).mul(dd).intoArray(y, yb + 16 + p * FL);
+                    }
             }
         }
 
@@ -341,9 +358,17 @@ final class NonLinearQuantKernels {
 
         public void axpy(MemorySegment s, long off, float alpha, float[] y, int yo, int n) {
             Blocks.checkBlocks(n, QK);
+            FloatVector a = bc(alpha);
             for (int i = 0; i < n / QK; i++) {
                 long b = off + (long) i * MXFP4_BYTES;
-                axpy32(s, b + 1, TABLE_MXFP4, e8m0Half(u8(s, b)), alpha, y, yo + i * QK);
+                ByteVector q = load16(s, b + 1), l = lo(q, TABLE_MXFP4), h = hi(q, TABLE_MXFP4);
+                    float dd = e8m0Half(u8(s, b));
+                    int yb = yo + i * QK;
+                    for (int p = 0; p < PARTS; p++) {
+                        int e = yb + p * FL, e2 = e + 16;
+                        toFloats(l, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e)).intoArray(y, e);
+                        toFloats(h, p).mul(dd).fma(a, FloatVector.fromArray(F, y, e2)).intoArray(y, e2);
+                    }
             }
         }
     };
