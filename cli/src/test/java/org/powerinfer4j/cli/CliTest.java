@@ -134,23 +134,23 @@ class CliTest {
 
     @Test
     void unsupportedTensorTypeIsOneLineError(@TempDir Path dir) throws Exception {
-        // stories260K with its first matrix relabelled as Q5_0 (no kernel): same bytes per row count is not needed,
+        // stories260K with its first matrix relabelled as Q8_1 (no kernel): same bytes per row count is not needed,
         // the model is rejected before any data is read
-        Path f = dir.resolve("q5.gguf");
+        Path f = dir.resolve("q8_1.gguf");
         try (GGUFFile src = GGUFFile.open(Path.of(STORIES))) {
             GGUFWriter w = new GGUFWriter();
             w.putAll(src, k -> true);
             for (var ti : src.tensorInfos()) {
                 if (ti.name().equals("blk.0.attn_q.weight")) {
                     long[] ne = ti.ne();
-                    w.addTensor(ti.name(), GGMLType.Q5_0, ne, java.lang.foreign.MemorySegment.ofArray(new byte[(int) GGMLType.Q5_0.byteSize(ne[0] * ne[1])]));
+                    w.addTensor(ti.name(), GGMLType.Q8_1, ne, java.lang.foreign.MemorySegment.ofArray(new byte[(int) GGMLType.Q8_1.byteSize(ne[0] * ne[1])]));
                 } else w.addTensor(ti.name(), ti.type(), ti.ne(), src.tensor(ti.name()).data());
             }
             w.write(f);
         }
         Result r = run("generate", "-m", f.toString(), "-p", "x");
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).contains("blk.0.attn_q.weight").contains("Q5_0").contains("cannot compute").doesNotContain("\n");
+        assertThat(r.err().strip()).contains("blk.0.attn_q.weight").contains("Q8_1").contains("cannot compute").doesNotContain("\n");
     }
 
     @Test

@@ -329,7 +329,8 @@ public final class GGUFFile implements AutoCloseable {
                 if (elements > (1L << 48)) throw error(f + " shape", dimsAt, "element count " + elements + " is not sane");
                 long typeAt = pos;
                 int typeId = u32(f + " type");
-                GGMLType type = GGMLType.byId(Integer.toUnsignedLong(typeId));
+                // PowerInfer's files number I8/I16/I32 as its ggml does (16..18, see GGMLType.byPowerInferId)
+                GGMLType type = magic == MAGIC_PWRI ? GGMLType.byPowerInferId(Integer.toUnsignedLong(typeId)) : GGMLType.byId(Integer.toUnsignedLong(typeId));
                 if (type == null) throw error(f + " type", typeAt, "unknown tensor type id " + Integer.toUnsignedString(typeId));
                 if (ne[0] % type.blockSize != 0)
                     throw error(f + " ne[0]", dimsAt + 4, "row length " + ne[0] + " is not a multiple of the " + type + " block size " + type.blockSize);

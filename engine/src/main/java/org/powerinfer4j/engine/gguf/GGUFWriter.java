@@ -306,7 +306,8 @@ public final class GGUFWriter {
             b.str(t.name);
             b.i32(t.ne.length);
             for (long d : t.ne) b.i64(d);
-            b.i32(t.type.id);
+            // PWRI: PowerInfer's numbering (I32 is 18 there, and its gpuidx loader accepts only that)
+            b.i32(magic == GGUFFile.MAGIC_PWRI ? t.type.powerInferId() : t.type.id);
             b.i64(offset);
             offset += align(t.byteSize, align);
         }

@@ -26,6 +26,13 @@ public final class Kernels {
             case Q4_K -> KQuantKernels.Q4_K_SCALAR;
             case Q5_K -> KQuantKernels.Q5_K_SCALAR;
             case Q6_K -> KQuantKernels.Q6_K_SCALAR;
+            case Q5_0 -> Q5LegacyKernels.Q5_0_SCALAR;
+            case Q5_1 -> Q5LegacyKernels.Q5_1_SCALAR;
+            case Q2_K -> LowBitKQuantKernels.Q2_K_SCALAR;
+            case Q3_K -> LowBitKQuantKernels.Q3_K_SCALAR;
+            case IQ4_NL -> NonLinearQuantKernels.IQ4_NL_SCALAR;
+            case IQ4_XS -> NonLinearQuantKernels.IQ4_XS_SCALAR;
+            case MXFP4 -> NonLinearQuantKernels.MXFP4_SCALAR;
             default -> throw new UnsupportedTensorTypeException(type);
         };
     }
@@ -42,6 +49,13 @@ public final class Kernels {
             case Q4_K -> KQuantKernels.Q4_K_VECTOR;
             case Q5_K -> KQuantKernels.Q5_K_VECTOR;
             case Q6_K -> KQuantKernels.Q6_K_VECTOR;
+            case Q5_0 -> Q5LegacyKernels.Q5_0_VECTOR;
+            case Q5_1 -> Q5LegacyKernels.Q5_1_VECTOR;
+            case Q2_K -> LowBitKQuantKernels.Q2_K_VECTOR;
+            case Q3_K -> LowBitKQuantKernels.Q3_K_VECTOR;
+            case IQ4_NL -> NonLinearQuantKernels.IQ4_NL_VECTOR;
+            case IQ4_XS -> NonLinearQuantKernels.IQ4_XS_VECTOR;
+            case MXFP4 -> NonLinearQuantKernels.MXFP4_VECTOR;
             default -> throw new UnsupportedTensorTypeException(type);
         };
     }

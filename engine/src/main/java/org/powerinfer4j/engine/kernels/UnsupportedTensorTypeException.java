@@ -7,8 +7,14 @@ public final class UnsupportedTensorTypeException extends IllegalArgumentExcepti
     private final GGMLType type;
 
     public UnsupportedTensorTypeException(GGMLType type) {
-        super("no CPU kernel for tensor type " + type + " (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K)");
+        super("no CPU kernel for tensor type " + type + " (supported: " + supportedList() + ")");
         this.type = type;
+    }
+
+    /** The types with kernels, in ggml's numbering order: "F32, F16, Q4_0, ...". */
+    public static String supportedList() {
+        return java.util.Arrays.stream(GGMLType.values()).filter(GGMLType::computeSupported).map(Enum::name)
+                .collect(java.util.stream.Collectors.joining(", "));
     }
 
     public GGMLType type() {

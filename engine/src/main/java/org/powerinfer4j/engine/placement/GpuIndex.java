@@ -21,7 +21,8 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * KVs {@code general.architecture = "generic.gpu_index"}, {@code generic.gpu_index.block_count} (u32) and
  * {@code split.vram_capacity} (u64, the budget in bytes the index was solved for); tensors per layer in this
  * order: {@code blk.i.gpu_idx} I32 [n_ff] (1 = on the GPU) then {@code blk.i.gpu_bucket} I32 [k_i], the GPU neuron
- * ids ascending. PowerInfer reads the tensors by position (2i, 2i+1), so the reader does too.
+ * ids ascending. I32 is type id 18 there, PowerInfer's numbering ({@link GGMLType#byPowerInferId}); its loader
+ * accepts nothing else. PowerInfer reads the tensors by position (2i, 2i+1), so the reader does too.
  *
  * @param vramCapacity the budget (bytes) this index was solved for
  * @param ffSizes      n_ff per layer

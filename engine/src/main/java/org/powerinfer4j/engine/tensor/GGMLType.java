@@ -38,16 +38,45 @@ public enum GGMLType {
         return id >= 0 && id < BY_ID.length ? BY_ID[(int) id] : null;
     }
 
+    /**
+     * The type for a tensor type id in a PowerInfer ({@code PWRI}) file. PowerInfer's ggml predates the IQ types and
+     * numbers I8, I16, I32 as 16, 17, 18 (its {@code enum ggml_type} and gguf-py's {@code GGMLQuantizationType}
+     * end there), where today's ggml has IQ2_XXS, IQ2_XS, IQ3_XXS; every other id means the same in both. Today's
+     * 24..26 are still read as I8..I32 (files this project wrote before it followed PowerInfer here).
+     */
+    public static GGMLType byPowerInferId(long id) {
+        if (id == 16) return I8;
+        if (id == 17) return I16;
+        if (id == 18) return I32;
+        return byId(id);
+    }
+
+    /**
+     * This type's id in a PowerInfer ({@code PWRI}) file (see {@link #byPowerInferId}): 16/17/18 for I8/I16/I32.
+     *
+     * @throws IllegalArgumentException for IQ2_XXS, IQ2_XS and IQ3_XXS, whose ids mean integers there
+     */
+    public int powerInferId() {
+        return switch (this) {
+            case I8 -> 16;
+            case I16 -> 17;
+            case I32 -> 18;
+            case IQ2_XXS, IQ2_XS, IQ3_XXS -> throw new IllegalArgumentException(
+                    this + " cannot be stored in a PowerInfer (PWRI) file: its type id " + id + " is " + byPowerInferId(id) + " there");
+            default -> id;
+        };
+    }
+
     /** Bytes needed for {@code n} elements; {@code n} must be a multiple of {@link #blockSize}. */
     public long byteSize(long n) {
         if (n % blockSize != 0) throw new IllegalArgumentException(this + ": " + n + " is not a multiple of block size " + blockSize);
         return Math.multiplyExact(n / blockSize, (long) typeSize);
     }
 
-    /** Types the CPU kernels implement (dequantize and dot). */
+    /** Types the CPU kernels implement (dequantize, dot and axpy; see {@code kernels.Kernels}). */
     public boolean computeSupported() {
         return switch (this) {
-            case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K -> true;
+            case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4 -> true;
             default -> false;
         };
     }

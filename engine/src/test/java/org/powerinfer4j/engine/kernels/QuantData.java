@@ -12,7 +12,8 @@ final class QuantData {
     private QuantData() {}
 
     static final GGMLType[] TYPES = {GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0,
-            GGMLType.Q4_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K};
+            GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q2_K, GGMLType.Q3_K, GGMLType.Q4_K, GGMLType.Q5_K,
+            GGMLType.Q6_K, GGMLType.IQ4_NL, GGMLType.IQ4_XS, GGMLType.MXFP4};
 
     private static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -20,8 +21,10 @@ final class QuantData {
     /** Byte offsets of the ggml_half scale fields inside one block. */
     static int[] halfFields(GGMLType t) {
         return switch (t) {
-            case Q8_0, Q4_0 -> new int[] {0};
-            case Q4_1, Q4_K, Q5_K -> new int[] {0, 2};
+            case Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS -> new int[] {0};
+            case Q4_1, Q5_1, Q4_K, Q5_K -> new int[] {0, 2};
+            case Q2_K -> new int[] {80, 82};
+            case Q3_K -> new int[] {108};
             case Q6_K -> new int[] {208};
             default -> new int[0];
         };
@@ -30,8 +33,12 @@ final class QuantData {
     /** Byte range [from, to) of the quant bits inside one block (zeroing it leaves only the offset/min part). */
     static int[] quantRange(GGMLType t) {
         return switch (t) {
-            case Q8_0, Q4_0 -> new int[] {2, t.typeSize};
-            case Q4_1 -> new int[] {4, 20};
+            case Q8_0, Q4_0, Q5_0, IQ4_NL -> new int[] {2, t.typeSize};
+            case Q4_1, Q5_1 -> new int[] {4, t.typeSize};
+            case Q2_K -> new int[] {16, 80};
+            case Q3_K -> new int[] {0, 96};
+            case IQ4_XS -> new int[] {8, t.typeSize};
+            case MXFP4 -> new int[] {1, t.typeSize};
             case Q4_K, Q5_K -> new int[] {16, t.typeSize};
             case Q6_K -> new int[] {0, 192};
             default -> new int[] {0, 0};
@@ -75,6 +82,10 @@ final class QuantData {
                 MemorySegment.copy(raw, 0, s, ValueLayout.JAVA_BYTE, off, raw.length);
                 for (int b = 0; b < blocks; b++) {
                     for (int f : halfFields(t)) s.set(SHORT_LE, off + (long) b * t.typeSize + f, randomHalf(r, extreme));
+                    // MXFP4's scale is an E8M0 exponent byte, 2^(e-128): around 2^-10..2^2 by default; when extreme,
+                    // anywhere from the subnormal 2^-128 (e = 0) to 2^100, where 12·2^100 times a dot of 9 blocks
+                    // of N(0,1) stays far from float overflow
+                    if (t == GGMLType.MXFP4) s.set(ValueLayout.JAVA_BYTE, off + (long) b * t.typeSize, (byte) (extreme ? r.nextInt(229) : 118 + r.nextInt(13)));
                 }
             }
         }
