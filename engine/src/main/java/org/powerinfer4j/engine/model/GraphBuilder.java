@@ -108,7 +108,7 @@ public final class GraphBuilder {
                 && !lw.has("attn_v.bias") && !lw.has("attn_output.bias") && !lw.has("ffn_up.bias") && !lw.has("ffn_down.bias")
                 && !lw.has("ffn_gate_inp.weight") && c.ropeDim() > 0
                 && (c.activation() == FfnActivation.SWIGLU || c.activation().isRelu())
-                && Math.abs(a.attnScale() - 1.0 / Math.sqrt(c.headDim())) < 1e-9;
+                && a.attnScale() == (float) (1.0 / Math.sqrt(c.headDim()));
         return new LayerGraph(ops, attentionEnd, llama);
     }
 
