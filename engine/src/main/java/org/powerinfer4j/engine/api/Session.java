@@ -60,7 +60,7 @@ public final class Session implements AutoCloseable {
         if ((long) position + ids.length > contextLength)
             throw new ModelException("prompt too long: " + ((long) position + ids.length) + " tokens exceed the context of " + contextLength
                     + " (raise -c)");
-        model.transformer().forward(model.pool(), state, ids, 0, ids.length, position, wantLogits);
+        model.forward(state, ids, position, wantLogits);
         if (position + ids.length > tokens.length) tokens = Arrays.copyOf(tokens, Math.min(contextLength, Math.max(tokens.length * 2, position + ids.length)));
         System.arraycopy(ids, 0, tokens, position, ids.length);
         position += ids.length;
