@@ -19,7 +19,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 final class GeneratedModels {
     private GeneratedModels() {}
 
-    private static Path dir, llama110m, sparse;
+    private static Path dir, llama110m, sparse, small;
 
     /** stories110M's shape (dim 768, 12 layers, n_ff 2048, SwiGLU), Q4_0, the stories260K vocabulary (512 tokens). */
     static synchronized Path llama110m() {
@@ -31,6 +31,12 @@ final class GeneratedModels {
     static synchronized Path sparseRelu() {
         if (sparse == null) sparse = generate("relu-q4_0.powerinfer.gguf", ModelShape.of(512, 4, 2048, 8, 8, true).withContextLength(256), true);
         return sparse;
+    }
+
+    /** A small SwiGLU model (dim 128, 2 layers, n_ff 512), Q4_0: fast enough to run in an interpreter-only JVM. */
+    static synchronized Path smallSwiglu() {
+        if (small == null) small = generate("small-q4_0.gguf", ModelShape.of(128, 2, 512, 4, 4, true).withContextLength(128), false);
+        return small;
     }
 
     private static Path generate(String name, ModelShape shape, boolean sparseRelu) {
