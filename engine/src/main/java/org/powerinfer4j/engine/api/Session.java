@@ -127,7 +127,7 @@ public final class Session implements AutoCloseable {
             }
             String piece = decoder != null ? decoder.accept(next) : "";
             text.append(piece);
-            if (listener != null && !listener.onToken(next, piece)) {
+            if (listener != null && !listener.onToken(next, piece, state.logits())) {   // the logits `next` was sampled from
                 stop = "cancelled";
                 break;
             }
