@@ -16,7 +16,7 @@ import org.powerinfer4j.engine.model.ModelException;
  * N slots, each a platform thread with its own {@link Session} (KV cache), sharing one {@link Model}, plus a
  * bounded FIFO of admitted requests waiting for a slot.
  *
- * <p>The model's compute pool runs one forward pass at a time, so every forward pass happens under one
+ * <p>The model runs one forward pass at a time (its own fair lock); the slots also take turns under one
  * <em>fair</em> lock. A slot holds it while its session evaluates the prompt, and releases it between tokens
  * (inside the token listener, before handing the token to the HTTP side) and re-acquires it for the next step.
  * A fair lock is granted in arrival order, so active slots advance one token each in turn: a long generation

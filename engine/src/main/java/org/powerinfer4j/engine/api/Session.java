@@ -10,7 +10,8 @@ import org.powerinfer4j.engine.tokenizer.Tokenizer;
 /**
  * One conversation with a model: its KV cache and the tokens in it. Successive {@link #generate} calls
  * continue where the last one stopped (the cache keeps earlier turns), which is how {@code chat} works.
- * Not thread-safe; use one session per concurrent conversation.
+ * Not thread-safe; use one session per concurrent conversation — sessions of one {@link Model} may run from any
+ * threads at once (the model runs their forward passes one at a time, see {@link Model}).
  */
 public final class Session implements AutoCloseable {
     private final Model model;

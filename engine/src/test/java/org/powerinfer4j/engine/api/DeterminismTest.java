@@ -19,7 +19,16 @@ class DeterminismTest {
 
     @Test
     void sameLogitsForAnyThreadCountColdOrWarm() {
-        Path p = GeneratedModels.llama110m();
+        assertSameForAnyThreadCount(GeneratedModels.llama110m());
+    }
+
+    /** The sparse FFN (predictor, row-sparse products balanced from a shared counter, column-sliced axpy) too. */
+    @Test
+    void sparseModelGivesTheSameLogitsForAnyThreadCount() {
+        assertSameForAnyThreadCount(GeneratedModels.sparseRelu());
+    }
+
+    private static void assertSameForAnyThreadCount(Path p) {
         int[] script = script(512, 9);
         List<float[]> cold = run(p, 2, script);        // the first pass of this JVM over these kernels at this shape
         // warm-up: enough passes that C2 compiles the kernels (a pass is ~100 kernel calls per layer)
