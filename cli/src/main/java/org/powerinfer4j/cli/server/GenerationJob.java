@@ -1,11 +1,13 @@
 package org.powerinfer4j.cli.server;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.powerinfer4j.engine.api.GenerationParams;
 import org.powerinfer4j.engine.api.GenerationResult;
+import org.powerinfer4j.engine.tokenizer.Tokenizer;
 
 /**
  * One admitted request between the HTTP thread that owns the connection and the slot thread that generates for
@@ -16,8 +18,11 @@ import org.powerinfer4j.engine.api.GenerationResult;
 final class GenerationJob {
     sealed interface Event permits Text, Done, Failed {}
 
-    /** Generated text, stop sequences already removed. */
-    record Text(String text) implements Event {}
+    /**
+     * Generated text, stop sequences already removed, with the log-probabilities of the tokens that completed it
+     * (empty unless the request asked for them).
+     */
+    record Text(String text, List<LogProbs.Entry> logprobs) implements Event {}
 
     /** @param finishReason OpenAI's {@code stop} or {@code length} */
     record Done(String finishReason, int promptTokens, int completionTokens) implements Event {}
@@ -30,11 +35,22 @@ final class GenerationJob {
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private volatile boolean cancelled;
     private int completionTokens; // slot thread only
+    private final Tokenizer tokenizer;
+    private final int topLogprobs;            // -1: no log-probs; else alternatives per token
+    private final List<LogProbs.Entry> pendingLogprobs = new ArrayList<>();  // tokens whose text is held back
+    private int decodedChars;                 // slot thread only: length of the generated text so far
 
     GenerationJob(int[] prompt, GenerationParams params, List<String> stopSequences) {
+        this(prompt, params, stopSequences, null, -1);
+    }
+
+    /** @param topLogprobs -1 for no log-probs, else the number of alternatives to report per token (with {@code tokenizer}) */
+    GenerationJob(int[] prompt, GenerationParams params, List<String> stopSequences, Tokenizer tokenizer, int topLogprobs) {
         this.prompt = prompt;
         this.params = params;
         this.stops = new StopMatcher(stopSequences);
+        this.tokenizer = tokenizer;
+        this.topLogprobs = tokenizer == null ? -1 : topLogprobs;
     }
 
     /** The client went away: the slot stops at its next token (or skips the job if it has not started). */
@@ -44,6 +60,11 @@ final class GenerationJob {
 
     boolean cancelled() {
         return cancelled;
+    }
+
+    /** Tokens generated so far, as {@code usage.completion_tokens} counts them (slot thread). */
+    int completionTokens() {
+        return completionTokens;
     }
 
     /** Next event, or null after the timeout (the HTTP thread uses the gap to probe the connection). */
@@ -60,15 +81,28 @@ final class GenerationJob {
 
     /** The token listener: false stops generation (client gone, or a stop sequence completed). */
     boolean onToken(int id, String piece) {
+        return onToken(id, piece, null);
+    }
+
+    /** As {@link #onToken(int, String)}, with the raw logits {@code id} was sampled from (null: none, e.g. the decoder's flush). */
+    boolean onToken(int id, String piece, float[] logits) {
         if (id >= 0) completionTokens++;
+        if (id >= 0 && logits != null && topLogprobs >= 0 && !stops.stopped())
+            pendingLogprobs.add(LogProbs.of(tokenizer, logits, id, topLogprobs, decodedChars));
+        decodedChars += piece.length();
         String out = stops.accept(piece);
-        if (!out.isEmpty()) events.add(new Text(out));
+        if (!out.isEmpty()) emit(out);
         return !stops.stopped() && !cancelled;
+    }
+
+    private void emit(String text) {
+        events.add(new Text(text, pendingLogprobs.isEmpty() ? List.of() : List.copyOf(pendingLogprobs)));
+        pendingLogprobs.clear();
     }
 
     void finish(GenerationResult result) {
         String rest = stops.flush();
-        if (!rest.isEmpty()) events.add(new Text(rest));
+        if (!rest.isEmpty()) emit(rest);
         String reason = stops.stopped() || result.stopReason().equals("eos") ? "stop" : "length";
         events.add(new Done(reason, prompt.length, completionTokens));
     }

@@ -38,7 +38,8 @@ import org.powerinfer4j.engine.tokenizer.ChatTemplates;
 
 /**
  * An OpenAI-compatible HTTP server for one model: {@code POST /v1/chat/completions}, {@code POST /v1/completions}
- * (streamed as server-sent events or not), {@code GET /v1/models} and {@code GET /health}.
+ * (streamed as server-sent events or not, with {@code logprobs} on request), {@code GET /v1/models},
+ * {@code GET /health}, {@code GET /metrics} (Prometheus text) and {@code GET /slots} (JSON, one object per slot).
  *
  * <p>Threads: Jetty accepts and parses on its selector threads and runs each request on a virtual thread, which
  * validates and tokenizes it, submits it to the {@link SlotScheduler} (or answers 429 when its queue is full) and
@@ -56,6 +57,8 @@ public final class OpenAiServer implements AutoCloseable {
     private final ServerConfig config;
     private final SlotScheduler scheduler;
     private final RequestParser parser;
+    private final org.powerinfer4j.engine.tokenizer.Tokenizer tokenizer;
+    private final ServerMetrics metrics = new ServerMetrics();
     private final Server server;
     private final ServerConnector connector;
     private final long created = Instant.now().getEpochSecond();
@@ -64,6 +67,7 @@ public final class OpenAiServer implements AutoCloseable {
         this.config = config;
         this.parser = new RequestParser(model.tokenizer(), ChatTemplates.forGGUF(model.file()), model.contextLength(), config.modelId(),
                 config.defaults(), config.defaultSeed());
+        this.tokenizer = model.tokenizer();
         this.scheduler = new SlotScheduler(model, config.parallel(), config.queue(), config.cachePrompt());
 
         QueuedThreadPool threads = new QueuedThreadPool();
@@ -143,6 +147,8 @@ public final class OpenAiServer implements AutoCloseable {
                 // a bug or an exhausted resource: a short message, never a stack trace
                 writeError(response, callback, new ApiException(500, "server_error", "internal error: " + t.getClass().getSimpleName(), null, null));
             }
+            String path = request.getHttpURI().getPath();
+            metrics.request(path == null ? "/" : path, response.getStatus());
             return true;
         }
     }
@@ -153,7 +159,7 @@ public final class OpenAiServer implements AutoCloseable {
         if (path == null) path = "/";
         if (path.startsWith("/v1/")) authorize(request);
         String allowed = switch (path) {
-            case "/health", "/v1/models" -> "GET";
+            case "/health", "/v1/models", "/metrics", "/slots" -> "GET";
             case "/v1/chat/completions", "/v1/completions" -> "POST";
             default -> null;
         };
@@ -167,6 +173,13 @@ public final class OpenAiServer implements AutoCloseable {
         switch (path) {
             case "/health" -> health(response, callback);
             case "/v1/models" -> models(response, callback);
+            case "/metrics" -> {
+                byte[] text = metrics.render(scheduler.stats(), scheduler.slotInfo()).getBytes(StandardCharsets.UTF_8);
+                response.setStatus(200);
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, ServerMetrics.CONTENT_TYPE);
+                response.write(true, ByteBuffer.wrap(text), callback);
+            }
+            case "/slots" -> slots(response, callback);
             case "/v1/chat/completions" -> generate(request, response, callback, true);
             default -> generate(request, response, callback, false);
         }
@@ -191,6 +204,15 @@ public final class OpenAiServer implements AutoCloseable {
         writeJson(response, callback, 200, o);
     }
 
+    /** llama-server's {@code GET /slots}: per slot its id, state, context size and the tokens in its KV cache. */
+    private void slots(Response response, Callback callback) {
+        ArrayNode a = JSON.createArrayNode();
+        for (SlotScheduler.SlotInfo i : scheduler.slotInfo())
+            a.addObject().put("id", i.id()).put("state", i.processing() ? "processing" : "idle").put("is_processing", i.processing())
+                    .put("n_ctx", i.contextLength()).put("tokens_cached", i.tokensCached());
+        writeJson(response, callback, 200, a);
+    }
+
     private void models(Response response, Callback callback) {
         ObjectNode o = JSON.createObjectNode().put("object", "list");
         o.putArray("data").addObject().put("id", config.modelId()).put("object", "model").put("created", created).put("owned_by", "powerinfer4j");
@@ -208,7 +230,7 @@ public final class OpenAiServer implements AutoCloseable {
         }
         if (body == null || body.isMissingNode()) throw ApiException.invalid("the request body is empty; expected a JSON object", null);
         RequestParser.Parsed p = parser.parse(body, chat);
-        GenerationJob job = new GenerationJob(p.prompt(), p.params(), p.stop());
+        GenerationJob job = new GenerationJob(p.prompt(), p.params(), p.stop(), tokenizer, p.topLogprobs());
         if (!scheduler.submit(job)) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
             throw new ApiException(429, "rate_limit_error", "all " + config.parallel() + " slots are busy and the queue of " + config.queue()
@@ -264,18 +286,23 @@ public final class OpenAiServer implements AutoCloseable {
     private void complete(Response response, Callback callback, GenerationJob job, RequestParser.Parsed p, String id, long now)
             throws InterruptedException {
         StringBuilder text = new StringBuilder();
+        java.util.List<LogProbs.Entry> logprobs = new java.util.ArrayList<>();
         while (true) {
             GenerationJob.Event e = job.poll(1, TimeUnit.MINUTES);
             switch (e) {
                 case null -> {}
-                case GenerationJob.Text t -> text.append(t.text());
+                case GenerationJob.Text t -> {
+                    text.append(t.text());
+                    logprobs.addAll(t.logprobs());
+                }
                 case GenerationJob.Failed f -> throw f.error();
                 case GenerationJob.Done d -> {
                     ObjectNode o = header(p, id, now, p.chat() ? "chat.completion" : "text_completion");
                     ObjectNode choice = o.putArray("choices").addObject().put("index", 0);
                     if (p.chat()) choice.putObject("message").put("role", "assistant").put("content", text.toString()).putNull("refusal");
                     else choice.put("text", text.toString());
-                    choice.putNull("logprobs").put("finish_reason", d.finishReason());
+                    putLogprobs(choice, p, logprobs);
+                    choice.put("finish_reason", d.finishReason());
                     o.set("usage", usage(d));
                     writeJson(response, callback, 200, o);
                     return;
@@ -308,13 +335,13 @@ public final class OpenAiServer implements AutoCloseable {
                 }
                 for (; e != null && !done; e = done ? null : job.pollNow()) { // batch what is already there into one flush
                     switch (e) {
-                        case GenerationJob.Text t -> event(out, textChunk(p, id, now, object, t.text(), null));
+                        case GenerationJob.Text t -> event(out, textChunk(p, id, now, object, t.text(), null, t.logprobs()));
                         case GenerationJob.Failed f -> {
                             event(out, errorBody(f.error()));
                             done = true;
                         }
                         case GenerationJob.Done d -> {
-                            event(out, textChunk(p, id, now, object, p.chat() ? null : "", d.finishReason()));
+                            event(out, textChunk(p, id, now, object, p.chat() ? null : "", d.finishReason(), java.util.List.of()));
                             if (p.includeUsage()) {
                                 ObjectNode u = chunk(p, id, now, object);
                                 u.putArray("choices");
@@ -355,17 +382,24 @@ public final class OpenAiServer implements AutoCloseable {
     }
 
     /** A chat delta (null text: the empty closing delta) or a completion text piece. */
-    private ObjectNode textChunk(RequestParser.Parsed p, String id, long now, String object, String text, String finishReason) {
+    private ObjectNode textChunk(RequestParser.Parsed p, String id, long now, String object, String text, String finishReason,
+                                 java.util.List<LogProbs.Entry> logprobs) {
         ObjectNode o = chunk(p, id, now, object);
         ObjectNode c = ((ArrayNode) o.get("choices")).addObject().put("index", 0);
         if (p.chat()) {
             ObjectNode delta = c.putObject("delta");
             if (text != null) delta.put("content", text);
         } else c.put("text", text);
-        c.putNull("logprobs");
+        putLogprobs(c, p, logprobs);
         if (finishReason == null) c.putNull("finish_reason");
         else c.put("finish_reason", finishReason);
         return o;
+    }
+
+    /** {@code choice.logprobs}: null unless asked for; else the chat or the completions shape. */
+    private static void putLogprobs(ObjectNode choice, RequestParser.Parsed p, java.util.List<LogProbs.Entry> entries) {
+        if (p.topLogprobs() < 0) choice.putNull("logprobs");
+        else choice.set("logprobs", p.chat() ? LogProbs.chat(entries) : LogProbs.completion(entries, 0));
     }
 
     private static ObjectNode usage(GenerationJob.Done d) {

@@ -24,9 +24,13 @@ final class RequestParser {
      * @param chat          from {@code /v1/chat/completions}
      * @param model         the {@code model} the client named (echoed back), or the server's model id
      * @param includeUsage  {@code stream_options.include_usage}: a last streamed chunk carries the usage
+     * @param topLogprobs   -1: no log-probs; else report them, with this many alternatives per token
      */
     record Parsed(boolean chat, String model, int[] prompt, GenerationParams params, List<String> stop, boolean stream,
-                  boolean includeUsage) {}
+                  boolean includeUsage, int topLogprobs) {}
+
+    /** The most alternatives per token we report (OpenAI's limit for {@code top_logprobs}). */
+    static final int MAX_TOP_LOGPROBS = 20;
 
     private final Tokenizer tokenizer;
     private final ChatTemplate template;
@@ -109,19 +113,67 @@ final class RequestParser {
 
         GenerationParams params = defaults.withSampling(s).withStopAtEndOfGeneration(!ignoreEos);
         if (maxTokens != null) params = params.withMaxTokens(maxTokens);
-        return new Parsed(chat, model, prompt, params, stop, stream, includeUsage);
+        return new Parsed(chat, model, prompt, params, stop, stream, includeUsage, topLogprobs(body, chat));
+    }
+
+    /**
+     * Chat: {@code logprobs} (boolean) and {@code top_logprobs} (0..20, only with logprobs). Completions:
+     * {@code logprobs} (an integer 0..20: log-probs with that many alternatives). Both: llama.cpp's {@code n_probs}
+     * (0..20) asks for log-probs with that many alternatives too (the larger count wins).
+     */
+    private static int topLogprobs(JsonNode body, boolean chat) {
+        int top = -1;
+        if (chat) {
+            boolean on = optBool(body, "logprobs", false);
+            Integer n = optInt(body, "top_logprobs");
+            if (n != null) {
+                checkTop(n, "top_logprobs");
+                if (!on) throw ApiException.invalid("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+            }
+            if (on) top = n == null ? 0 : n;
+        } else {
+            JsonNode lp = body.get("logprobs");
+            if (lp != null && lp.isBoolean()) throw ApiException.invalid("'logprobs' must be an integer (0.." + MAX_TOP_LOGPROBS + ") on /v1/completions", "logprobs");
+            Integer n = optInt(body, "logprobs");
+            if (n != null) top = checkTop(n, "logprobs");
+        }
+        Integer nProbs = optInt(body, "n_probs");
+        if (nProbs != null && checkTop(nProbs, "n_probs") > 0) top = Math.max(top, nProbs);
+        return top;
+    }
+
+    private static int checkTop(int n, String field) {
+        if (n < 0 || n > MAX_TOP_LOGPROBS) throw ApiException.invalid("'" + field + "' must be between 0 and " + MAX_TOP_LOGPROBS + ", got " + n, field);
+        return n;
     }
 
     private int[] textPrompt(JsonNode body) {
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) throw ApiException.invalid("'prompt' is required", "prompt", "missing_required_parameter");
         String text;
+        if (p.isArray() && !p.isEmpty() && p.get(0).isNumber()) return tokenIds(p, "prompt");   // one prompt as token ids
+        if (p.isArray() && p.size() == 1 && p.get(0).isArray()) return tokenIds(p.get(0), "prompt[0]");
         if (p.isTextual()) text = p.asText();
         else if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) text = p.get(0).asText();
-        else if (p.isArray() && p.size() > 1) throw ApiException.invalid("only one prompt per request is supported", "prompt");
-        else throw ApiException.invalid("'prompt' must be a string or an array of one string", "prompt");
+        else if (p.isArray() && p.size() > 1) throw ApiException.invalid("only one prompt per request is supported (n = 1)", "prompt");
+        else throw ApiException.invalid("'prompt' must be a string, an array of token ids, or an array of one of these", "prompt");
         // plain text: special-token text in the prompt stays text, as in generate
         return tokenizer.encode(text, true, false);
+    }
+
+    /** An array of token ids, each an integer inside the vocabulary, used as they are (no BOS added). */
+    private int[] tokenIds(JsonNode a, String param) {
+        int[] ids = new int[a.size()];
+        int vocab = tokenizer.vocabSize();
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = a.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt())
+                throw ApiException.invalid("'" + param + "' must be an array of integer token ids; element " + i + " is not", param);
+            ids[i] = t.asInt();
+            if (ids[i] < 0 || ids[i] >= vocab)
+                throw ApiException.invalid("token id " + ids[i] + " in '" + param + "' is outside the vocabulary (0.." + (vocab - 1) + ")", param);
+        }
+        return ids;
     }
 
     private int[] chatPrompt(JsonNode body) {

@@ -9,13 +9,14 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.powerinfer4j.engine.api.GenerationResult;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.api.TokenListener;
 import org.powerinfer4j.engine.model.ModelException;
 
 /**
  * N slots, each a platform thread with its own {@link Session} (KV cache), sharing one {@link Model}, plus a
  * bounded FIFO of admitted requests waiting for a slot.
  *
- * <p>The model's compute pool runs one forward pass at a time, so every forward pass happens under one
+ * <p>The model runs one forward pass at a time (its own fair lock); the slots also take turns under one
  * <em>fair</em> lock. A slot holds it while its session evaluates the prompt, and releases it between tokens
  * (inside the token listener, before handing the token to the HTTP side) and re-acquires it for the next step.
  * A fair lock is granted in arrival order, so active slots advance one token each in turn: a long generation
@@ -37,6 +38,7 @@ final class SlotScheduler implements AutoCloseable {
     private final int maxQueue;
     private final boolean cachePrompt;
     private final AtomicLong completed = new AtomicLong(), cancelled = new AtomicLong();
+    private final AtomicLong promptTokens = new AtomicLong(), generatedTokens = new AtomicLong();
     private boolean closed;
 
     SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt) {
@@ -112,12 +114,25 @@ final class SlotScheduler implements AutoCloseable {
         }
     }
 
-    record Stats(int slots, int idle, int queued, long completed, long cancelled) {}
+    /**
+     * @param promptTokens    prompt tokens of the requests that ran (as their {@code usage} reports them)
+     * @param generatedTokens tokens generated for them
+     */
+    record Stats(int slots, int idle, int queued, long completed, long cancelled, long promptTokens, long generatedTokens) {}
 
     Stats stats() {
         synchronized (lock) {
-            return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get());
+            return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get(), promptTokens.get(), generatedTokens.get());
         }
+    }
+
+    /** One slot as {@code GET /slots} shows it: busy with a request or idle, its context and the tokens in its KV cache. */
+    record SlotInfo(int id, boolean processing, int contextLength, int tokensCached) {}
+
+    List<SlotInfo> slotInfo() {
+        List<SlotInfo> out = new ArrayList<>(slots.size());
+        for (Slot s : slots) out.add(new SlotInfo(s.index, s.busy, s.session.contextLength(), s.cached));
+        return out;
     }
 
     /** Stops the slots (interrupting generations in progress) and frees their sessions. */
@@ -141,12 +156,17 @@ final class SlotScheduler implements AutoCloseable {
     }
 
     private final class Slot {
+        final int index;
         final Session session;
         final Thread thread;
+        // written by the slot thread, read by /slots and /metrics (the session itself is the slot thread's only)
+        volatile boolean busy;
+        volatile int cached;
         // one job at a time, handed over under the scheduler lock to a slot that is not running one
         private GenerationJob handed;
 
         Slot(int index, Session session) {
+            this.index = index;
             this.session = session;
             this.thread = Thread.ofPlatform().name("serve-slot-" + index).daemon().unstarted(this::loop);
         }
@@ -190,15 +210,25 @@ final class SlotScheduler implements AutoCloseable {
                 return;
             }
             GenerationResult result;
+            busy = true;
             compute.lock();
             try {
                 if (!cachePrompt) session.reset();
-                result = session.complete(job.prompt, job.params, (id, piece) -> {
-                    compute.unlock(); // let the other slots take their step while this token goes out
-                    try {
-                        return job.onToken(id, piece);
-                    } finally {
-                        compute.lock();
+                result = session.complete(job.prompt, job.params, new TokenListener() {
+                    @Override
+                    public boolean onToken(int id, String piece) {
+                        return onToken(id, piece, null);
+                    }
+
+                    @Override
+                    public boolean onToken(int id, String piece, float[] logits) {
+                        cached = session.position();
+                        compute.unlock(); // let the other slots take their step while this token goes out
+                        try {
+                            return job.onToken(id, piece, logits);   // the session's logits stay put until it resumes
+                        } finally {
+                            compute.lock();
+                        }
                     }
                 });
             } catch (ModelException | IllegalArgumentException e) {
@@ -212,7 +242,11 @@ final class SlotScheduler implements AutoCloseable {
                 return;
             } finally {
                 compute.unlock();
+                cached = session.position();
+                busy = false;
             }
+            promptTokens.addAndGet(job.prompt.length);
+            generatedTokens.addAndGet(job.completionTokens());
             (job.cancelled() ? cancelled : completed).incrementAndGet();
             job.finish(result);
         }

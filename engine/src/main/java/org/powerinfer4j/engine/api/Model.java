@@ -28,8 +28,15 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
 
 /**
  * A loaded model: the mapped GGUF file, its configuration, weights (slices of the mapping), tokenizer and the
- * compute thread pool. Thread-safe to share; each {@link Session} owns its KV cache. Closing the model unmaps
- * the file and stops the pool.
+ * compute thread pool. Closing the model unmaps the file and stops the pool.
+ *
+ * <p>Thread-safe to share: any number of {@link Session}s (each owns its KV cache and activations; one session is
+ * used by one thread at a time) may run on one model from any threads, and each gets exactly the logits it gets
+ * alone. The model owns forward execution: one forward pass at a time runs on the worker pool, the others wait
+ * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
+ * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
+ * with a GPU, the device workspace). Batching several sessions into one pass is what would make concurrent
+ * streams cheaper; that is future work (issue #14).
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));
@@ -45,6 +52,9 @@ public final class Model implements AutoCloseable {
     private final Transformer transformer;
     private final Tokenizer tokenizer;
     private final WorkerPool pool;
+    /** One forward pass at a time (see the class comment); fair, so no session starves under load. */
+    private final java.util.concurrent.locks.ReentrantLock forwardLock = new java.util.concurrent.locks.ReentrantLock(true);
+    private boolean closed;   // guarded by forwardLock
     private final ModelOptions options;
     private final int contextLength;
     private final long loadMillis;
@@ -234,18 +244,35 @@ public final class Model implements AutoCloseable {
     Transformer transformer() { return transformer; }
     WorkerPool pool() { return pool; }
 
+    /** Runs {@code ids} through the model at {@code startPos} into {@code s}, waiting for its turn (one pass at a time). */
+    void forward(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
+        forwardLock.lock();
+        try {
+            if (closed) throw new IllegalStateException("the model is closed");
+            transformer.forward(pool, s, ids, 0, ids.length, startPos, wantLogits);
+        } finally {
+            forwardLock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         // every resource is released even when one fails (a device that failed fatally fails every later call);
         // the first failure is thrown afterwards
         RuntimeException first = null;
-        first = closing(pool::close, first);
-        if (hybrid != null) first = closing(hybrid::close, first);
-        if (gpuLayers != null) first = closing(gpuLayers::close, first);
-        if (sharedGpu != null) first = closing(sharedGpu::close, first);
-        if (transposedDown != null) first = closing(transposedDown::close, first);
-        first = closing(repackArena::close, first);
-        first = closing(file::close, first);
+        forwardLock.lock();   // a pass in progress finishes first: the file is not unmapped under it
+        try {
+            closed = true;
+            first = closing(pool::close, first);
+            if (hybrid != null) first = closing(hybrid::close, first);
+            if (gpuLayers != null) first = closing(gpuLayers::close, first);
+            if (sharedGpu != null) first = closing(sharedGpu::close, first);
+            if (transposedDown != null) first = closing(transposedDown::close, first);
+            first = closing(repackArena::close, first);
+            first = closing(file::close, first);
+        } finally {
+            forwardLock.unlock();
+        }
         if (first != null) throw first;
     }
 

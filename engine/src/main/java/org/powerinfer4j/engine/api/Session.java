@@ -10,7 +10,8 @@ import org.powerinfer4j.engine.tokenizer.Tokenizer;
 /**
  * One conversation with a model: its KV cache and the tokens in it. Successive {@link #generate} calls
  * continue where the last one stopped (the cache keeps earlier turns), which is how {@code chat} works.
- * Not thread-safe; use one session per concurrent conversation.
+ * Not thread-safe; use one session per concurrent conversation — sessions of one {@link Model} may run from any
+ * threads at once (the model runs their forward passes one at a time, see {@link Model}).
  */
 public final class Session implements AutoCloseable {
     private final Model model;
@@ -60,7 +61,7 @@ public final class Session implements AutoCloseable {
         if ((long) position + ids.length > contextLength)
             throw new ModelException("prompt too long: " + ((long) position + ids.length) + " tokens exceed the context of " + contextLength
                     + " (raise -c)");
-        model.transformer().forward(model.pool(), state, ids, 0, ids.length, position, wantLogits);
+        model.forward(state, ids, position, wantLogits);
         if (position + ids.length > tokens.length) tokens = Arrays.copyOf(tokens, Math.min(contextLength, Math.max(tokens.length * 2, position + ids.length)));
         System.arraycopy(ids, 0, tokens, position, ids.length);
         position += ids.length;
@@ -127,7 +128,7 @@ public final class Session implements AutoCloseable {
             }
             String piece = decoder != null ? decoder.accept(next) : "";
             text.append(piece);
-            if (listener != null && !listener.onToken(next, piece)) {
+            if (listener != null && !listener.onToken(next, piece, state.logits())) {   // the logits `next` was sampled from
                 stop = "cancelled";
                 break;
             }

@@ -51,7 +51,7 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * part with one warning; a device failure during a forward pass disables the GPU, warns once, and the layer is
  * recomputed on the CPU.
  *
- * <p>Calls are serialised (one device workspace); the engine's worker pool serialises forward passes anyway.
+ * <p>Calls are serialised (one device workspace); the model runs one forward pass at a time anyway (Model.forward).
  */
 public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;

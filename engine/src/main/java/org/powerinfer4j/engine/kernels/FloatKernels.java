@@ -38,11 +38,33 @@ public final class FloatKernels {
         return Simd.ENABLED ? Vector.sumOfSquares(x, off, n) : Scalar.sumOfSquares(x, off, n);
     }
 
-    /** SwiGLU in place: g[i] = silu(g[i])·u[i] = g/(1+e^(−g))·u for i &lt; n (ggml's silu, in float). */
+    /**
+     * SwiGLU in place: g[i] = silu(g[i])·u[i] = g/(1+e^(−g))·u for i &lt; n (ggml's silu, in float). The exponential is
+     * {@link FixedMath#exp}, so the vector and scalar paths, compiled or not, give the same bits.
+     */
     public static void siluMul(float[] g, float[] u, int n) {
         if (Simd.ENABLED) Vector.siluMul(g, u, n);
         else Scalar.siluMul(g, u, n);
     }
+
+    /**
+     * GELU, tanh form, in place: x[off+i] = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) for i &lt; n, computed as the
+     * identical x / (1 + e^(−2·√(2/π)·(x + 0.044715·x³))) (no cancellation in 1 + tanh for negative x) with
+     * {@link FixedMath#exp}: the same bits on every path.
+     */
+    public static void gelu(float[] x, int off, int n) {
+        if (Simd.ENABLED) Vector.gelu(x, off, n);
+        else Scalar.gelu(x, off, n);
+    }
+
+    /** GELU, erf form, in place: x[off+i] = 0.5·x·(1 + erf(x/√2)) = 0.5·x·erfc(−x/√2), with {@link FixedMath#erfc}: the same bits on every path. */
+    public static void geluErf(float[] x, int off, int n) {
+        if (Simd.ENABLED) Vector.geluErf(x, off, n);
+        else Scalar.geluErf(x, off, n);
+    }
+
+    /** −2·√(2/π) and GELU's cubic coefficient. */
+    private static final float GELU_K = -1.5957691216057308f, GELU_C = 0.044715f, INV_SQRT2 = 0.70710678118654752f;
 
     /** Σ q[qOff+i]·k[i] over n F32 elements of {@code k} starting at {@code kByteOff}. */
     public static float dot(float[] q, int qOff, MemorySegment k, long kByteOff, int n) {
@@ -100,7 +122,24 @@ public final class FloatKernels {
         private Scalar() {}
 
         public static void siluMul(float[] g, float[] u, int n) {
-            for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + (float) Math.exp(-g[i])) * u[i];
+            for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + FixedMath.exp(-g[i])) * u[i];
+        }
+
+        public static void gelu(float[] x, int off, int n) {
+            for (int i = off; i < off + n; i++) x[i] = gelu(x[i]);
+        }
+
+        static float gelu(float v) {
+            float inner = Math.fma(GELU_C * v * v, v, v);   // x + c·x³
+            return v / (1.0f + FixedMath.exp(GELU_K * inner));
+        }
+
+        public static void geluErf(float[] x, int off, int n) {
+            for (int i = off; i < off + n; i++) x[i] = geluErf(x[i]);
+        }
+
+        static float geluErf(float v) {
+            return 0.5f * v * FixedMath.erfc(-v * INV_SQRT2);
         }
 
         public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
@@ -151,10 +190,30 @@ public final class FloatKernels {
             int i = 0;
             for (int end = n - FL; i <= end; i += FL) {
                 FloatVector x = FloatVector.fromArray(F, g, i);
-                FloatVector e = x.neg().lanewise(VectorOperators.EXP);   // SVML exp on x86
+                FloatVector e = FixedMath.exp(x.neg());   // not lanewise(EXP): its bits depend on the compiler
                 x.div(e.add(1f)).mul(FloatVector.fromArray(F, u, i)).intoArray(g, i);
             }
-            for (; i < n; i++) g[i] = g[i] / (1.0f + (float) Math.exp(-g[i])) * u[i];
+            for (; i < n; i++) g[i] = g[i] / (1.0f + FixedMath.exp(-g[i])) * u[i];
+        }
+
+        static void gelu(float[] x, int off, int n) {
+            int i = off, end = off + n;
+            for (; i <= end - FL; i += FL) {
+                FloatVector v = FloatVector.fromArray(F, x, i);
+                FloatVector inner = v.mul(GELU_C).mul(v).fma(v, v);   // (c·x·x)·x + x, as Math.fma(c·x·x, x, x)
+                v.div(FixedMath.exp(inner.mul(GELU_K)).add(1f)).intoArray(x, i);
+            }
+            for (; i < end; i++) x[i] = Scalar.gelu(x[i]);
+        }
+
+        static void geluErf(float[] x, int off, int n) {
+            int i = off, end = off + n;
+            for (; i <= end - FL; i += FL) {
+                FloatVector v = FloatVector.fromArray(F, x, i);
+                FloatVector e = FixedMath.erfc(v.neg().mul(INV_SQRT2));
+                v.mul(0.5f).mul(e).intoArray(x, i);
+            }
+            for (; i < end; i++) x[i] = Scalar.geluErf(x[i]);
         }
 
         static float dot(float[] a, int aOff, float[] b, int bOff, int n) {

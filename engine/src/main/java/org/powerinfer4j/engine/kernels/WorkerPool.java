@@ -2,12 +2,21 @@ package org.powerinfer4j.engine.kernels;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A persistent pool of {@code n} compute threads (the caller is thread 0). One {@link #run} call is one
  * parallel phase: every thread runs the task with its index, and the call returns when all have finished.
  * Threads spin briefly, then park, between phases, so the per-op overhead is a few microseconds — unlike a
  * parallel stream or an executor submit per op.
+ *
+ * <p>Thread-safe: the pool has one set of phase fields ({@code task}, {@code phase}, {@code remaining}), so calls
+ * from different threads are serialised by a fair lock — a second caller waits until the running phase has
+ * finished, and each gets its own phase. A call from inside a task (the calling thread of a running phase, or
+ * one of the pool's workers) is refused with an {@link IllegalStateException}: the workers it would need are
+ * busy with the outer phase, so it could only deadlock or share per-thread scratch with it. Callers that keep
+ * per-thread state across several phases (the model's forward pass: thread-local scratch, per-thread attention
+ * buffers) must still hold their own lock over the whole sequence — {@code Model} does.
  */
 public final class WorkerPool implements AutoCloseable {
 
@@ -31,6 +40,8 @@ public final class WorkerPool implements AutoCloseable {
     private volatile Throwable failure;
     private volatile boolean closed;
     private final Thread[] parked;
+    private final ReentrantLock phaseLock = new ReentrantLock(true);
+    private volatile Thread caller;          // the thread running a phase as thread 0, null between phases
 
     public WorkerPool(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, is " + threads);
@@ -51,9 +62,34 @@ public final class WorkerPool implements AutoCloseable {
         return threads;
     }
 
-    /** Runs {@code t} on every thread and waits for all of them. Exceptions are rethrown in the caller. */
+    /**
+     * Runs {@code t} on every thread and waits for all of them. Exceptions are rethrown in the caller. Concurrent
+     * callers take turns (one phase at a time, first come first served); a call from inside a task throws.
+     */
     public void run(Task t) {
-        if (closed) throw new IllegalStateException("worker pool is closed");
+        Thread me = Thread.currentThread();
+        if (me == caller || isWorker(me))
+            throw new IllegalStateException("WorkerPool.run called from inside a task of the same pool (nested phases are not supported)");
+        phaseLock.lock();
+        try {
+            if (closed) throw new IllegalStateException("worker pool is closed");
+            caller = me;
+            try {
+                runPhase(t);
+            } finally {
+                caller = null;
+            }
+        } finally {
+            phaseLock.unlock();
+        }
+    }
+
+    private boolean isWorker(Thread t) {
+        for (Thread w : workers) if (w == t) return true;
+        return false;
+    }
+
+    private void runPhase(Task t) {
         if (threads == 1) {
             t.run(0, 1);
             return;
@@ -121,9 +157,17 @@ public final class WorkerPool implements AutoCloseable {
         }
     }
 
+    /** Stops the workers, after the phase in progress (if any) has finished. */
     @Override
     public void close() {
-        closed = true;
-        for (Thread w : workers) LockSupport.unpark(w);
+        Thread me = Thread.currentThread();
+        if (me == caller || isWorker(me)) throw new IllegalStateException("WorkerPool.close called from inside a task of the same pool");
+        phaseLock.lock();
+        try {
+            closed = true;
+            for (Thread w : workers) LockSupport.unpark(w);
+        } finally {
+            phaseLock.unlock();
+        }
     }
 }

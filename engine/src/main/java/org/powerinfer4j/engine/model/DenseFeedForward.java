@@ -66,7 +66,7 @@ public final class DenseFeedForward implements FeedForward {
             }
             float g = gate[i];
             gate[i] = switch (a) {
-                case SWIGLU -> g / (1.0f + (float) Math.exp(-g)) * u;
+                case SWIGLU -> g / (1.0f + org.powerinfer4j.engine.kernels.FixedMath.exp(-g)) * u;
                 case REGLU -> g > 0 ? g * u : 0f;
                 case DRELU -> g > 0 && u > 0 ? g * u : 0f;
                 case GELU -> gelu(g) * u;

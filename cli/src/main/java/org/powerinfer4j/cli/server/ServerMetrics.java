@@ -1,0 +1,62 @@
+package org.powerinfer4j.cli.server;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * {@code GET /metrics} in the Prometheus text exposition format (version 0.0.4): requests answered by endpoint and
+ * status, prompt and generated tokens, queue depth, busy slots and KV cache use. Counters count from server start.
+ */
+final class ServerMetrics {
+    static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+    private static final List<String> ENDPOINTS = List.of("/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics", "/slots");
+
+    private final Map<String, LongAdder> requests = new ConcurrentHashMap<>();   // "endpoint status" → count
+
+    /** Counts one answered request; unknown paths are one label value ({@code other}), so clients cannot grow the series. */
+    void request(String path, int status) {
+        String endpoint = ENDPOINTS.contains(path) ? path : "other";
+        requests.computeIfAbsent(endpoint + " " + status, k -> new LongAdder()).increment();
+    }
+
+    String render(SlotScheduler.Stats s, List<SlotScheduler.SlotInfo> slots) {
+        StringBuilder b = new StringBuilder();
+        header(b, "powerinfer4j_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
+        for (Map.Entry<String, LongAdder> e : new TreeMap<>(requests).entrySet()) {
+            String[] k = e.getKey().split(" ");
+            b.append("powerinfer4j_requests_total{endpoint=\"").append(k[0]).append("\",status=\"").append(k[1]).append("\"} ")
+                    .append(e.getValue().sum()).append('\n');
+        }
+        metric(b, "powerinfer4j_prompt_tokens_total", "counter", "Prompt tokens of the completions run.", s.promptTokens());
+        metric(b, "powerinfer4j_generated_tokens_total", "counter", "Tokens generated.", s.generatedTokens());
+        metric(b, "powerinfer4j_requests_completed_total", "counter", "Generations that ran to their end.", s.completed());
+        metric(b, "powerinfer4j_requests_cancelled_total", "counter", "Generations cancelled (client gone) or dropped from the queue.", s.cancelled());
+        metric(b, "powerinfer4j_queue_depth", "gauge", "Requests waiting for a slot.", s.queued());
+        metric(b, "powerinfer4j_slots", "gauge", "Slots (parallel sequences).", s.slots());
+        metric(b, "powerinfer4j_slots_busy", "gauge", "Slots generating.", s.slots() - s.idle());
+        long cached = 0, capacity = 0;
+        for (SlotScheduler.SlotInfo i : slots) {
+            cached += i.tokensCached();
+            capacity += i.contextLength();
+        }
+        metric(b, "powerinfer4j_kv_cache_tokens", "gauge", "Tokens held in the slots' KV caches.", cached);
+        metric(b, "powerinfer4j_kv_cache_capacity_tokens", "gauge", "Tokens the slots' KV caches can hold.", capacity);
+        header(b, "powerinfer4j_kv_cache_usage_ratio", "gauge", "KV cache use: tokens held / capacity.");
+        b.append("powerinfer4j_kv_cache_usage_ratio ").append(String.format(Locale.ROOT, "%.6f", capacity == 0 ? 0.0 : (double) cached / capacity)).append('\n');
+        return b.toString();
+    }
+
+    private static void metric(StringBuilder b, String name, String type, String help, long value) {
+        header(b, name, type, help);
+        b.append(name).append(' ').append(value).append('\n');
+    }
+
+    private static void header(StringBuilder b, String name, String type, String help) {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+    }
+}
