@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.model;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import org.powerinfer4j.engine.kernels.FixedMath;
 import org.powerinfer4j.engine.kernels.FloatKernels;
 import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
@@ -53,45 +54,28 @@ public final class DenseFeedForward implements FeedForward {
             FloatKernels.siluMul(gate, up, n);
             return;
         }
+        if (a == FfnActivation.GELU || a == FfnActivation.GELU_TANH) {
+            // fixed-bits vector GELU (FixedMath): the same logits for any JIT state and thread count
+            if (!hasGate) System.arraycopy(up, 0, gate, 0, n);
+            if (a == FfnActivation.GELU) FloatKernels.geluErf(gate, 0, n);
+            else FloatKernels.gelu(gate, 0, n);
+            if (hasGate) for (int i = 0; i < n; i++) gate[i] *= up[i];
+            return;
+        }
         for (int i = 0; i < n; i++) {
             float u = up[i];
             if (!hasGate) {
-                gate[i] = switch (a) {
-                    case REGLU, DRELU -> Math.max(u, 0f);
-                    case SWIGLU -> u / (1.0f + (float) Math.exp(-u));
-                    case GELU -> gelu(u);
-                    case GELU_TANH -> geluTanh(u);
-                };
+                gate[i] = a == FfnActivation.SWIGLU ? u / (1.0f + FixedMath.exp(-u)) : Math.max(u, 0f);
                 continue;
             }
             float g = gate[i];
             gate[i] = switch (a) {
-                case SWIGLU -> g / (1.0f + org.powerinfer4j.engine.kernels.FixedMath.exp(-g)) * u;
+                case SWIGLU -> g / (1.0f + FixedMath.exp(-g)) * u;
                 case REGLU -> g > 0 ? g * u : 0f;
                 case DRELU -> g > 0 && u > 0 ? g * u : 0f;
-                case GELU -> gelu(g) * u;
-                case GELU_TANH -> geluTanh(g) * u;
+                case GELU, GELU_TANH -> throw new AssertionError("handled above");
             };
         }
-    }
-
-    /** GELU with erf, evaluated in double: x/2 · (1 + erf(x/√2)). */
-    static float gelu(float x) {
-        return (float) (0.5 * x * (1.0 + erf(x * 0.7071067811865476)));
-    }
-
-    /** GELU's tanh approximation (PyTorch's {@code gelu(approximate="tanh")}), in double. */
-    static float geluTanh(float x) {
-        double v = x;
-        return (float) (0.5 * v * (1.0 + Math.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
-    }
-
-    /** erf from the complementary error function's Chebyshev fit (Numerical Recipes erfcc: relative error < 1.2e-7). */
-    static double erf(double x) {
-        double z = Math.abs(x), t = 1.0 / (1.0 + 0.5 * z);
-        double ans = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
-                + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
-        return x >= 0 ? 1.0 - ans : ans - 1.0;
     }
 
     /** y[b] = Σ_r h[b][r] · downT[r,:] over every neuron (zero activations skipped), via the shared sparse axpy. */
