@@ -9,7 +9,7 @@ import java.util.concurrent.Callable;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.model.ModelConfig;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.PlacementPlanner;
 import org.powerinfer4j.engine.tensor.GGMLType;

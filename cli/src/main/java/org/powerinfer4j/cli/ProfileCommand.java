@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.offline.ActivationPlot;
 import org.powerinfer4j.engine.offline.ActivationProfiler;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.offline.CalibrationCorpus;
 import org.powerinfer4j.engine.offline.ProgressBar;
 import org.powerinfer4j.engine.sparse.SparseMode;

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.powerinfer4j.engine.gguf.GGUFFile;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import picocli.CommandLine;
 

@@ -9,7 +9,7 @@ import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.model.ModelWeights;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.sparse.SparsityStats;

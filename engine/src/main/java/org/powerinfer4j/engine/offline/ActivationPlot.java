@@ -1,5 +1,6 @@
 package org.powerinfer4j.engine.offline;
 
+import org.powerinfer4j.engine.placement.ActivationStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

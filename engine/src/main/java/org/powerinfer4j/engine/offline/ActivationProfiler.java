@@ -1,5 +1,6 @@
 package org.powerinfer4j.engine.offline;
 
+import org.powerinfer4j.engine.placement.ActivationStats;
 import java.util.List;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.Session;

@@ -16,7 +16,7 @@ import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.model.Transformer;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.sparse.SparseMode;

@@ -1,5 +1,6 @@
 package org.powerinfer4j.engine.offline;
 
+import org.powerinfer4j.engine.placement.ActivationStats;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;

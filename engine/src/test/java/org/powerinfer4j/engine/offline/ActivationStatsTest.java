@@ -1,5 +1,7 @@
 package org.powerinfer4j.engine.offline;
 
+import org.powerinfer4j.engine.placement.NpyReader;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.model.ModelConfig;
-import org.powerinfer4j.engine.offline.ActivationStats;
+import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.tensor.GGMLType;
 
 /** The planner on the sparse test model with its shipped activation counts. */

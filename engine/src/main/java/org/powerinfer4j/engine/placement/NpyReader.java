@@ -1,4 +1,4 @@
-package org.powerinfer4j.engine.offline;
+package org.powerinfer4j.engine.placement;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

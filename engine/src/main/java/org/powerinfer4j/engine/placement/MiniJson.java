@@ -1,4 +1,4 @@
-package org.powerinfer4j.engine.offline;
+package org.powerinfer4j.engine.placement;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
