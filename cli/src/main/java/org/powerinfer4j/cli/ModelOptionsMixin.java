@@ -28,7 +28,7 @@ public final class ModelOptionsMixin {
     @Option(names = {"-b", "--batch-size"}, paramLabel = "N", defaultValue = "64", description = "Prompt tokens per forward chunk (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
-    @Option(names = "--ffn-act", paramLabel = "silu|relu|drelu",
+    @Option(names = "--ffn-act", paramLabel = "silu|relu|drelu|gelu|gelu_tanh",
             description = "Override the FFN activation (for ReLU models stored as plain llama GGUFs).")
     String activation;
 
