@@ -51,7 +51,7 @@ public final class EvalCommand implements Callable<Integer> {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         try (Model m = model.open(); Session s = m.newSession()) {
             if (tokens.length > m.contextLength())
-                throw new CommandLine.ParameterException(spec.commandLine(), tokens.length + " ids exceed the context of " + m.contextLength() + " (raise -c)");
+                throw new org.powerinfer4j.engine.model.ModelException(tokens.length + " ids exceed the context of " + m.contextLength() + " (raise -c)");
             int k = Math.min(top, m.config().vocabSize());
             for (int p = 0; p < tokens.length; p++) {
                 float[] logits = s.evaluate(tokens[p]);

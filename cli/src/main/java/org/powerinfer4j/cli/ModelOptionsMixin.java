@@ -54,7 +54,7 @@ public final class ModelOptionsMixin {
             description = "Dense models: run the last N layers whole on the GPU (N = layers + 1 also moves the output head; 999 = all), as llama.cpp.")
     Integer gpuLayers;
 
-    @Option(names = "--vram-budget", paramLabel = "GiB", description = "Device memory in GiB (fractions allowed): the hybrid FFN's hot neurons are planned into it (default with --gpu auto|cuda: the device's free memory less 512 MiB + 5%); for dense models, as many whole layers as fit (at most -ngl).")
+    @Option(names = "--vram-budget", paramLabel = "GiB", description = "Device memory in GiB (fractions allowed): the hybrid FFN's hot neurons are planned into it (default with --gpu auto|cuda: the device's free memory less 512 MiB + 5%%); for dense models, as many whole layers as fit (at most -ngl).")
     Double vramBudget;
 
     @Option(names = "--gpu-index", paramLabel = "FILE", description = "PowerInfer GPU index (.gpuidx, e.g. from plan) naming the hot neurons.")

@@ -1,7 +1,5 @@
 package org.powerinfer4j.engine.model;
 
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.Tensor;
@@ -16,8 +14,6 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * does not depend on the thread count. Layers without a router run {@code dense}.
  */
 public final class MoeFeedForward implements FeedForward {
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
     private final ModelConfig c;
     private final FeedForward dense;
 
@@ -32,6 +28,8 @@ public final class MoeFeedForward implements FeedForward {
         final int[] chosen;
         final float[] weights;
         final int[] members;
+        final float[] probs;       // one token's expert probabilities
+        final boolean[] taken;
 
         Scratch(int batch, int dim, int ff, int experts, int k, int sharedFf) {
             router = new float[batch * experts];
@@ -43,7 +41,9 @@ public final class MoeFeedForward implements FeedForward {
             shared = new float[batch];
             chosen = new int[batch * k];
             weights = new float[batch * k];
-            members = new int[batch];
+            members = new int[batch * k];
+            probs = new float[experts];
+            taken = new boolean[experts];
         }
     }
 
@@ -95,7 +95,7 @@ public final class MoeFeedForward implements FeedForward {
 
     /** Token b's top-k experts and their weights from its router logits. */
     private static void route(Scratch sc, int b, int experts, int k, ArchParams a) {
-        float[] p = new float[experts];
+        float[] p = sc.probs;
         int o = b * experts;
         if (a.gating() == ArchParams.Gating.SIGMOID) {
             for (int e = 0; e < experts; e++) p[e] = (float) (1.0 / (1.0 + Math.exp(-sc.router[o + e])));
@@ -106,7 +106,8 @@ public final class MoeFeedForward implements FeedForward {
             for (int e = 0; e < experts; e++) sum += p[e] = (float) Math.exp(sc.router[o + e] - max);
             for (int e = 0; e < experts; e++) p[e] = (float) (p[e] / sum);
         }
-        boolean[] taken = new boolean[experts];
+        boolean[] taken = sc.taken;
+        java.util.Arrays.fill(taken, false);
         double total = 0;
         for (int j = 0; j < k; j++) {
             int best = -1;

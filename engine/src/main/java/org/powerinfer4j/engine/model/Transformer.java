@@ -109,12 +109,11 @@ public final class Transformer {
         Tensor pe = graph.positionEmbd();
         if (pe != null) {
             var k = Kernels.forType(pe.type());
-            float[] row = new float[dim];
-            for (int b = 0; b < batch; b++) {
+            for (int b = 0; b < batch; b++) {   // the position's row through xb, which is free until the first norm
                 long p = (long) startPos + b + graph.positionOffset();
                 if (p >= pe.rows()) throw new ModelException("position " + (startPos + b) + " is beyond the model's " + (pe.rows() - graph.positionOffset()) + " learned positions");
-                k.dequantize(pe.data(), pe.rowOffset(p), row, 0, dim);
-                for (int i = 0; i < dim; i++) s.x[b * dim + i] += row[i];
+                k.dequantize(pe.data(), pe.rowOffset(p), s.xb, 0, dim);
+                for (int i = 0; i < dim; i++) s.x[b * dim + i] += s.xb[i];
             }
         }
     }
@@ -129,7 +128,7 @@ public final class Transformer {
             case LayerGraph.Linear li -> {
                 float[] out = s.buffer(li.out());
                 project(pool, li.weight(), s.buffer(li.in()), batch, out);
-                if (li.bias() != null) addBias(out, li.bias(), li.weight().rows(), batch);
+                if (li.bias() != null) DenseFeedForward.addBias(out, li.bias(), li.weight().rows(), batch);
             }
             case LayerGraph.HeadNorm h -> {
                 float[] buf = s.buffer(h.buf());
@@ -159,12 +158,6 @@ public final class Transformer {
                 for (int i = 0; i < batch * c.dim(); i++) dst[i] += src[i];
             }
         }
-    }
-
-    private static void addBias(float[] out, Tensor bias, int rows, int batch) {
-        MemorySegment bd = bias.data();
-        for (int b = 0; b < batch; b++)
-            for (int r = 0; r < rows; r++) out[b * rows + r] += bd.getAtIndex(F32, r);
     }
 
     /** Final norm and output head for token {@code b} of the last chunk. */
@@ -251,10 +244,6 @@ public final class Transformer {
     }
 
     /** out = x / sqrt(mean(x²) + eps) ⊙ weight; the sum of squares is accumulated in double as ggml does. */
-    void rmsNorm(float[] out, int outOff, float[] x, int xOff, Tensor weight, int n) {
-        rmsNorm(out, outOff, x, xOff, weight, n, c.rmsEps());
-    }
-
     static void rmsNorm(float[] out, int outOff, float[] x, int xOff, Tensor weight, int n, float eps) {
         double ss = 0;
         for (int i = 0; i < n; i++) ss += (double) (x[xOff + i] * x[xOff + i]);

@@ -23,6 +23,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
 public final class SparseFeedForward implements FeedForward {
     /** Union density above which a batch uses the dense matrix product for gate/up (row gathering stops paying). */
     static final double DENSE_FALLBACK_DENSITY = 0.5;
+    private static final java.lang.foreign.ValueLayout.OfFloat F32 =
+            java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     private final SparseMode mode;
     private final FfnActivation activation;
@@ -143,12 +145,11 @@ public final class SparseFeedForward implements FeedForward {
     private static void addBias(float[] buf, Tensor bias, int[] rows, int count, int batch, int width) {
         if (bias == null) return;
         var bd = bias.data();
-        var f32 = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
         int n = rows == null ? width : count;
         for (int b = 0; b < batch; b++)
             for (int i = 0; i < n; i++) {
                 int r = rows == null ? i : rows[i];
-                buf[b * width + r] += bd.getAtIndex(f32, r);
+                buf[b * width + r] += bd.getAtIndex(F32, r);
             }
     }
 
