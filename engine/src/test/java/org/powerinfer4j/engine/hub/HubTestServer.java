@@ -93,6 +93,7 @@ final class HubTestServer implements AutoCloseable {
 
     private void handle(HttpExchange ex) throws IOException {
         String path = ex.getRequestURI().getRawPath();
+        STATUS.remove();
         boolean complete = false;
         try (ex) {
             route(ex, path);
@@ -100,9 +101,13 @@ final class HubTestServer implements AutoCloseable {
         } catch (IOException aborted) {
             // a deliberately cut or stalled response, or one the client hung up on
         }
-        Object status = ex.getAttribute("status");
-        requests.add(new Request(path, ex.getRequestHeaders(), status == null ? 0 : (Integer) status, complete));
+        Integer status = STATUS.get();
+        requests.add(new Request(path, ex.getRequestHeaders(), status == null ? 0 : status, complete));
     }
+
+    // the status a handler sent, per handler thread: HttpExchange attributes belong to the whole HttpContext, so a
+    // request that followed quickly (the resolve's 302) could overwrite the previous one's before it was recorded
+    private static final ThreadLocal<Integer> STATUS = new ThreadLocal<>();
 
     private int route(HttpExchange ex, String rawPath) throws IOException {
         String path = URI.create(rawPath).getPath();
@@ -112,7 +117,7 @@ final class HubTestServer implements AutoCloseable {
             if (listingJson == null) return empty(ex, 404);
             byte[] body = listingJson.getBytes(StandardCharsets.UTF_8);
             ex.getResponseHeaders().set("Content-Type", "application/json");
-            ex.setAttribute("status", 200);
+            STATUS.set(200);
             ex.sendResponseHeaders(200, body.length);
             ex.getResponseBody().write(body);
             return 200;
@@ -158,7 +163,7 @@ final class HubTestServer implements AutoCloseable {
             h.set("Content-Range", "bytes " + start + "-" + (data.length - 1) + "/" + data.length);
         }
         int length = data.length - start;
-        ex.setAttribute("status", status);
+        STATUS.set(status);
         ex.sendResponseHeaders(status, length + extraContentLength);
         OutputStream out = ex.getResponseBody();
         long drop = dropAfter.getAndSet(-1), stall = stallAfter.getAndSet(-1);
@@ -175,7 +180,7 @@ final class HubTestServer implements AutoCloseable {
     }
 
     private static int empty(HttpExchange ex, int status) throws IOException {
-        ex.setAttribute("status", status);
+        STATUS.set(status);
         ex.sendResponseHeaders(status, -1);
         return status;
     }
