@@ -57,6 +57,10 @@ public final class MatrixOps {
             matVecRepacked(pool, rep, rowFrom, rows, x, xOff, out, outOff);
             return;
         }
+        if (KQuantWordKernels.handles(w.type())) {
+            matVecWords(pool, w, rowFrom, rows, x, xOff, out, outOff);
+            return;
+        }
         RowKernel k = Kernels.forType(w.type());
         MemorySegment data = w.data();
         long rowBytes = w.rowBytes();
@@ -73,7 +77,7 @@ public final class MatrixOps {
         float[] xp = PERMUTED_X.get(), xs8 = PERMUTED_XS.get();
         if (xp.length < np) PERMUTED_X.set(xp = new float[np]);
         if (xs8.length < np / 8) PERMUTED_XS.set(xs8 = new float[np / 8]);
-        RepackedQ4_0.permute(x, xOff, rep.rowLength(), xp, 0, xs8);
+        RepackedQ4Kernels.permuteForDot(x, xOff, rep.rowLength(), xp, xs8);
         float[] fxp = xp, fxs8 = xs8;
         if (pool.threads() == 1 || (long) rows * np < parallelThreshold) {
             matVecRepackedRows(rep, rowFrom, 0, rows, fxp, fxs8, out, outOff);
@@ -88,6 +92,30 @@ public final class MatrixOps {
         for (; r < to && ((rowBase + r) & 3) != 0; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
         for (; r + 4 <= to; r += 4) RepackedQ4Kernels.dot4(rep, rowBase + r, xp, xs8, out, outOff + r, lanes);
         for (; r < to; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
+    }
+
+    /** {@link #matVec} over Q4_K/Q6_K: x permuted and its sub-block sums taken once on the calling thread, then rows. */
+    private static void matVecWords(WorkerPool pool, Tensor w, int rowFrom, int rows, float[] x, int xOff, float[] out, int outOff) {
+        int n = w.rowLength();
+        float[] xp = PERMUTED_X.get(), xs = PERMUTED_XS.get();
+        if (xp.length < n) PERMUTED_X.set(xp = new float[n]);
+        if (xs.length < KQuantWordKernels.offsetsLength(n)) PERMUTED_XS.set(xs = new float[KQuantWordKernels.offsetsLength(n)]);
+        KQuantWordKernels.prepare(w.type(), x, xOff, n, xp, xs);
+        float[] fxp = xp, fxs = xs;
+        if (pool.threads() == 1 || (long) rows * n < parallelThreshold) {
+            matVecWordRows(w, rowFrom, 0, rows, fxp, fxs, out, outOff);
+        } else {
+            pool.forRange(rows, ROW_GRANULE, (from, to, t) -> matVecWordRows(w, rowFrom, from, to, fxp, fxs, out, outOff));
+        }
+    }
+
+    private static void matVecWordRows(Tensor w, int rowBase, int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
+        float[] scales = KQuantWordKernels.scalesScratch();
+        MemorySegment data = w.data();
+        long rowBytes = w.rowBytes();
+        int n = w.rowLength();
+        org.powerinfer4j.engine.tensor.GGMLType type = w.type();
+        for (int r = from; r < to; r++) out[outOff + r] = KQuantWordKernels.dot(type, data, (rowBase + r) * rowBytes, n, xp, xs, scales);
     }
 
     private static final ThreadLocal<float[]> PERMUTED_X = ThreadLocal.withInitial(() -> new float[0]);

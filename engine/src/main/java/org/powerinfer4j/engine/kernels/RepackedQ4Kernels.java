@@ -16,8 +16,9 @@ import org.powerinfer4j.engine.tensor.RepackedQ4_0;
 
 /**
  * Dot products and dequantization over {@link RepackedQ4_0} rows, against activations already permuted with
- * {@link RepackedQ4_0#permute}. Per chunk and vector of words: for each of the 8 nibble positions k a shift, a
- * mask, an int→float convert and one FMA with 16 permuted activations — no shuffles, no byte widening. Each lane
+ * {@link #permuteForDot} (dequantization: {@link RepackedQ4_0#permute}). Per chunk and vector of words: for each
+ * of the 8 nibble positions k a mask, an int→float convert and one FMA with 16 permuted activations — no shifts
+ * (see {@link #nibble}), no shuffles, no byte widening. Each lane
  * starts at −8·Σx of its 8 columns, so the lane ends at Σ (q − 8)·x for one block, and one FMA with the lane's
  * block scale folds it into the row's accumulator. Four rows at a time share every activation load.
  *
@@ -43,7 +44,7 @@ public final class RepackedQ4Kernels {
         return sum;
     }
 
-    /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link RepackedQ4_0#permute}. Bit-identical to {@link #dot4}'s result for that row. */
+    /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link #permuteForDot}. Bit-identical to {@link #dot4}'s result for that row. */
     public static float dot(RepackedQ4_0 m, int row, float[] xp, float[] xs8) {
         MemorySegment seg = m.data();
         FloatVector acc = FloatVector.zero(F);
@@ -53,10 +54,7 @@ public final class RepackedQ4Kernels {
                 IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
                 int xb = c * CHUNK + g;
                 FloatVector s = FloatVector.fromArray(F, xs8, c * WORDS + g);
-                for (int k = 0; k < 8; k++) {
-                    s = lowNibbles(w).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
-                    w = w.lanewise(VectorOperators.LSHR, 4);
-                }
+                for (int k = 0; k < 8; k++) s = nibble(w, k).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
                 acc = s.fma(blockScales(seg, so, g), acc);
             }
         }
@@ -85,17 +83,12 @@ public final class RepackedQ4Kernels {
                 IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
                 FloatVector s0 = FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
                 int xb = c * CHUNK + g;
-                // nibble k sits in the low 4 bits after k shifts by a constant 4 (a variable count 4k costs more)
                 for (int k = 0; k < 8; k++) {
                     FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
-                    s0 = lowNibbles(w0).fma(xv, s0);
-                    s1 = lowNibbles(w1).fma(xv, s1);
-                    s2 = lowNibbles(w2).fma(xv, s2);
-                    s3 = lowNibbles(w3).fma(xv, s3);
-                    w0 = w0.lanewise(VectorOperators.LSHR, 4);
-                    w1 = w1.lanewise(VectorOperators.LSHR, 4);
-                    w2 = w2.lanewise(VectorOperators.LSHR, 4);
-                    w3 = w3.lanewise(VectorOperators.LSHR, 4);
+                    s0 = nibble(w0, k).fma(xv, s0);
+                    s1 = nibble(w1, k).fma(xv, s1);
+                    s2 = nibble(w2, k).fma(xv, s2);
+                    s3 = nibble(w3, k).fma(xv, s3);
                 }
                 long so = t + RepackedQ4_0.SCALES;
                 a0 = s0.fma(blockScales(seg, so, g), a0);
@@ -109,6 +102,33 @@ public final class RepackedQ4Kernels {
         out[o + 1] = lanes[Simd.SUM4_STRIDE];
         out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
         out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
+    }
+
+    /**
+     * Nibble k of every word masked in place, as floats q·2^4k — exact (four significant bits), and met by
+     * activations scaled by 2^-4k ({@link #permuteForDot}), so every product is the same float as q·x. One mask
+     * instead of a shift and a mask per nibble. Nibble 7 would reach the sign bit, so it is shifted down (and its
+     * activations are not scaled).
+     */
+    private static FloatVector nibble(IntVector w, int k) {
+        IntVector q = k < 7 ? w.and(0xF << (4 * k)) : w.lanewise(VectorOperators.LSHR, 28);
+        return (FloatVector) q.convert(VectorOperators.I2F, 0);
+    }
+
+    /**
+     * {@link RepackedQ4_0#permute} for {@link #dot} and {@link #dot4}: the same order and {@code xs8}, with the
+     * activations of nibble k (k &lt; 7) scaled by 2^-4k to meet {@link #nibble}'s in-place quants. Exact: powers of
+     * two (activations below 2^-98 in magnitude would lose bits as subnormals; they contribute nothing anyway).
+     */
+    public static void permuteForDot(float[] x, int xOff, int n, float[] xp, float[] xs8) {
+        RepackedQ4_0.permute(x, xOff, n, xp, 0, xs8);
+        int np = RepackedQ4_0.paddedLength(n);
+        for (int c = 0; c < np / CHUNK; c++) {
+            for (int k = 1; k < 7; k++) {
+                float scale = Math.scalb(1f, -4 * k);
+                for (int j = 0; j < WORDS; j++) xp[c * CHUNK + WORDS * k + j] *= scale;
+            }
+        }
     }
 
     /**

@@ -69,7 +69,7 @@ class RepackedQ4KernelsTest {
             float[] x = QuantData.randomFloats(r, n + xOff);
             int np = p.rep().paddedLength();
             float[] xp = new float[np + 3], xs8 = new float[np / 8];
-            RepackedQ4_0.permute(x, xOff, n, xp, 0, xs8);
+            RepackedQ4Kernels.permuteForDot(x, xOff, n, xp, xs8);
             float[] four = new float[rows], lanes = new float[64];
             for (int g = 0; g < rows; g += 4) RepackedQ4Kernels.dot4(p.rep(), g, xp, xs8, four, g, lanes);
             float[] w = new float[n];
