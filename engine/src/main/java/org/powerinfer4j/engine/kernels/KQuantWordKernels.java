@@ -43,7 +43,7 @@ public final class KQuantWordKernels {
 
     /** Whether {@link #prepare} and {@link #dot} handle {@code type}. */
     public static boolean handles(GGMLType type) {
-        return SUPPORTED && (type == GGMLType.Q4_K || type == GGMLType.Q6_K);
+        return SUPPORTED && (type == GGMLType.Q4_K || type == GGMLType.Q5_K || type == GGMLType.Q6_K);
     }
 
     /** Floats of {@code xs} that {@link #prepare} fills for a row of n weights: 16 per super-block. */
@@ -59,7 +59,7 @@ public final class KQuantWordKernels {
         Blocks.checkBlocks(n, QK_K);
         for (int sb = 0; sb < n / QK_K; sb++) {
             int xb = xOff + sb * QK_K, pb = sb * QK_K, sxb = sb * 16;
-            if (type == GGMLType.Q4_K) {
+            if (type == GGMLType.Q4_K || type == GGMLType.Q5_K) {
                 // xp[k·32 + w] = x[64·(w/8) + 32·(k%2) + 4·(w%8) + k/2]
                 for (int k = 0; k < 8; k++) {
                     int e = k < 7 ? -4 * k : 0;   // the kernel's nibble k is q·2^4k (k < 7) or q (k = 7)
@@ -99,7 +99,11 @@ public final class KQuantWordKernels {
      * {@code scales} is scratch of at least 32 floats (its first 16 are rewritten per super-block).
      */
     public static float dot(GGMLType type, MemorySegment s, long rowOff, int n, float[] xp, float[] xs, float[] scales) {
-        return type == GGMLType.Q4_K ? dotQ4K(s, rowOff, n, xp, xs, scales) : dotQ6K(s, rowOff, n, xp, xs, scales);
+        return switch (type) {
+            case Q4_K -> dotQ4K(s, rowOff, n, xp, xs, scales);
+            case Q5_K -> dotQ5K(s, rowOff, n, xp, xs, scales);
+            default -> dotQ6K(s, rowOff, n, xp, xs, scales);
+        };
     }
 
     private static final ThreadLocal<float[]> SCALES = ThreadLocal.withInitial(() -> new float[32]);
@@ -158,6 +162,10 @@ public final class KQuantWordKernels {
         int[] v = new int[FL];
         for (int l = 0; l < FL; l++) v[l] = f.applyAsInt(l);
         return IntVector.fromArray(I, v, 0);
+    }
+
+    static float dotQ5K(MemorySegment s, long rowOff, int n, float[] xp, float[] xs, float[] sm) {
+        return FL == 16 ? dotQ5K16(s, rowOff, n, xp, xs, sm) : dotQ5K8(s, rowOff, n, xp, xs, sm);
     }
 
     static float dotQ4K(MemorySegment s, long rowOff, int n, float[] xp, float[] xs, float[] sm) {
@@ -220,6 +228,90 @@ public final class KQuantWordKernels {
                     p0 = ((FloatVector) w.and(m).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi), p0);
                     IntVector upper = i < 3 ? w.and(m << 4) : w.lanewise(VectorOperators.LSHR, 28);   // bit 31 would be the sign
                     p1 = ((FloatVector) upper.convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi + 32), p1);
+                }
+                int sub = 2 * g;   // vector g is group g (8 words): sub-blocks 2g, 2g + 1
+                acc0 = p0.fma(FloatVector.broadcast(F, sm[sub]), acc0);
+                acc1 = p1.fma(FloatVector.broadcast(F, sm[sub + 1]), acc1);
+            }
+        }
+        acc.add(acc0).add(acc1).intoArray(sm, 16);     // lane sum in lane order, as Simd.sum (same bits), written out (see above)
+        float r = 0f;
+        for (int l = 0; l < FL; l++) r += sm[16 + l];
+        return r;
+    }
+
+    // ---------------------------------------------------------------- Q5_K
+    // Q4_K's layout (and activation order) with a fifth bit per weight: bit 2j + h of qh byte 4·(w%8) + i for
+    // nibble k = 2i + h of word w in group j. Per lane, qh word w%8 shifted right by 2j puts it at bit 8i + h; it
+    // is moved to bit 4k + 4 (the 16s of the in-place quant). Word 7's top nibble again comes down by 28.
+    private static final IntVector Q5K_GROUPS01 = laneInts(l -> 2 * (l / 8));
+    private static final IntVector Q5K_GROUPS23 = laneInts(l -> 4 + 2 * (l / 8));
+
+    /** The fifth bit of nibble 2i (in place: bit 8i + 4), from hb's bit 8i. */
+    private static IntVector q5LowHalf(IntVector hb, int i) {
+        return hb.lanewise(VectorOperators.LSHL, 4).and(0x10 << (8 * i));
+    }
+
+    /** Nibble 2i + 1 with its fifth bit, in place (bits 8i + 4 .. 8i + 8), or shifted down for i = 3. */
+    private static IntVector q5HighHalf(IntVector w, IntVector hb, int i) {
+        if (i < 3) return w.and(0xF0 << (8 * i)).or(hb.lanewise(VectorOperators.LSHL, 7).and(0x100 << (8 * i)));
+        return w.lanewise(VectorOperators.LSHR, 28).or(hb.lanewise(VectorOperators.LSHR, 21).and(0x10));
+    }
+
+    private static float dotQ5K16(MemorySegment s, long rowOff, int n, float[] xp, float[] xs, float[] sm) {
+        FloatVector acc = FloatVector.zero(F), acc0 = acc, acc1 = acc;   // three FMA chains: latency, not one long chain
+        for (int sb = 0; sb < n / QK_K; sb++) {
+            long b = rowOff + (long) sb * KQuantKernels.Q5_K_BYTES;
+            IntVector q = (IntVector) ByteVector.fromMemorySegment(B16, s, b + 4, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector lo = q.rearrange(Q4K_A16).lanewise(VectorOperators.LSHR, Q4K_SHIFT_A16).and(Q4K_MASK_A16);
+            IntVector hi = q.rearrange(Q4K_B16).lanewise(VectorOperators.LSHR, 2).and(Q4K_MASK_B16);
+            FloatVector dd = FloatVector.broadcast(F, f16(s, b)).blend(f16(s, b + 2), UPPER_HALF);
+            FloatVector scm = ((FloatVector) lo.or(hi).convert(VectorOperators.I2F, 0)).mul(dd);   // (d·sc), (dmin·m) as ggml
+            acc = scm.fma(FloatVector.fromArray(F, xs, sb * 16), acc);   // the mins: xs lanes 8..15 hold −Σx
+            int xb = sb * QK_K;
+            IntVector qh = IntVector.fromMemorySegment(I, s, b + 16, LE).rearrange(QH_HALF0);   // the 8 qh words, twice
+            for (int g = 0; g < 2; g++) {
+                IntVector w = IntVector.fromMemorySegment(I, s, b + 48 + 64L * g, LE);
+                IntVector hb = g == 0 ? qh.lanewise(VectorOperators.LSHR, Q5K_GROUPS01) : qh.lanewise(VectorOperators.LSHR, Q5K_GROUPS23);
+                FloatVector p0 = FloatVector.zero(F), p1 = p0;
+                for (int i = 0, xi = xb + 16 * g; i < 4; i++, xi += 64) {
+                    p0 = ((FloatVector) w.and(0xF << (8 * i)).or(q5LowHalf(hb, i)).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi), p0);
+                    p1 = ((FloatVector) q5HighHalf(w, hb, i).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi + 32), p1);
+                }
+                acc0 = p0.fma(g == 0 ? scm.rearrange(Q4K_G0H0) : scm.rearrange(Q4K_G1H0), acc0);
+                acc1 = p1.fma(g == 0 ? scm.rearrange(Q4K_G0H1) : scm.rearrange(Q4K_G1H1), acc1);
+            }
+        }
+        acc.add(acc0).add(acc1).intoArray(sm, 16);     // lane sum in lane order, as Simd.sum (same bits), written out (see above)
+        float r = 0f;
+        for (int l = 0; l < FL; l++) r += sm[16 + l];
+        return r;
+    }
+
+    /** Q5_K with FL = 8: as {@link #dotQ4K8}, plus the fifth bits. */
+    private static float dotQ5K8(MemorySegment s, long rowOff, int n, float[] xp, float[] xs, float[] sm) {
+        FloatVector acc = FloatVector.zero(F), acc0 = acc, acc1 = acc;   // three FMA chains: latency, not one long chain
+        for (int sb = 0; sb < n / QK_K; sb++) {
+            long b = rowOff + (long) sb * KQuantKernels.Q5_K_BYTES;
+            {
+                IntVector q0 = (IntVector) ByteVector.fromMemorySegment(B8, s, b + 4, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector q4 = (IntVector) ByteVector.fromMemorySegment(B8, s, b + 8, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+                IntVector sc = q0.blend(q4, UPPER_HALF_I).and(Q4K_MASK_A8).or(q0.rearrange(Q4K_BACK4).lanewise(VectorOperators.LSHR, 2).and(Q4K_MASK_B8));
+                IntVector mn = q4.lanewise(VectorOperators.LSHR, Q4K_SHIFT_M8).and(Q4K_MASK_A8).or(q0.lanewise(VectorOperators.LSHR, 2).and(Q4K_MASK_B8));
+                FloatVector scf = ((FloatVector) sc.convert(VectorOperators.I2F, 0)).mul(f16(s, b));
+                FloatVector mnf = ((FloatVector) mn.convert(VectorOperators.I2F, 0)).mul(f16(s, b + 2));
+                scf.intoArray(sm, 0);
+                acc = mnf.fma(FloatVector.fromArray(F, xs, sb * 16 + 8), acc);
+            }
+            int xb = sb * QK_K;
+            IntVector qh = IntVector.fromMemorySegment(I, s, b + 16, LE);
+            for (int g = 0; g < 32 / FL; g++) {
+                IntVector w = IntVector.fromMemorySegment(I, s, b + 48 + 4L * g * FL, LE);
+                IntVector hb = qh.lanewise(VectorOperators.LSHR, 2 * g);   // group g's bits 2g, 2g + 1 to bits 0, 1
+                FloatVector p0 = FloatVector.zero(F), p1 = p0;
+                for (int i = 0, xi = xb + g * FL; i < 4; i++, xi += 64) {
+                    p0 = ((FloatVector) w.and(0xF << (8 * i)).or(q5LowHalf(hb, i)).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi), p0);
+                    p1 = ((FloatVector) q5HighHalf(w, hb, i).convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xi + 32), p1);
                 }
                 int sub = 2 * g;   // vector g is group g (8 words): sub-blocks 2g, 2g + 1
                 acc0 = p0.fma(FloatVector.broadcast(F, sm[sub]), acc0);

@@ -13,19 +13,20 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
- * The word-order Q4_K/Q6_K decode kernels against the scalar reference dots (written like ggml's dequantize, and
+ * The word-order Q4_K/Q5_K/Q6_K decode kernels against the scalar reference dots (written like ggml's dequantize, and
  * themselves checked bit for bit against gguf-py's dequantization): within the float rounding budget of two
  * summation orders, for random blocks (extreme scales included), row lengths and activation offsets, at whatever
  * vector width this run uses (the build runs the kernel tests at 512 and 256 bits). Also through
  * {@link MatrixOps#matVec} on several threads, which must give each row the single-row kernel's bits.
  */
 class KQuantWordKernelsTest {
+    private static final GGMLType[] TYPES = {GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K};
 
     @Property(tries = 120)
-    void dotsMatchTheScalarReference(@ForAll @IntRange(min = 1, max = 12) int superBlocks, @ForAll boolean q6,
+    void dotsMatchTheScalarReference(@ForAll @IntRange(min = 1, max = 12) int superBlocks, @ForAll @IntRange(min = 0, max = 2) int kind,
                                      @ForAll boolean extreme, @ForAll long seed) {
         if (!KQuantWordKernels.SUPPORTED) return;   // scalar or 128-bit run: matVec uses the block kernels
-        GGMLType t = q6 ? GGMLType.Q6_K : GGMLType.Q4_K;
+        GGMLType t = TYPES[kind];
         Random r = new Random(seed);
         int n = 256 * superBlocks, rows = 3;
         try (Arena arena = Arena.ofConfined()) {
@@ -46,10 +47,10 @@ class KQuantWordKernelsTest {
     }
 
     @Property(tries = 20)
-    void matVecOnAPoolGivesEachRowTheKernelsBits(@ForAll @IntRange(min = 1, max = 4) int superBlocks, @ForAll boolean q6,
+    void matVecOnAPoolGivesEachRowTheKernelsBits(@ForAll @IntRange(min = 1, max = 4) int superBlocks, @ForAll @IntRange(min = 0, max = 2) int kind,
                                                  @ForAll @IntRange(min = 1, max = 70) int rows, @ForAll long seed) {
         if (!KQuantWordKernels.SUPPORTED) return;   // scalar or 128-bit run: matVec uses the block kernels
-        GGMLType t = q6 ? GGMLType.Q6_K : GGMLType.Q4_K;
+        GGMLType t = TYPES[kind];
         Random r = new Random(seed);
         int n = 256 * superBlocks;
         long saved = MatrixOps.parallelThreshold;
