@@ -15,7 +15,8 @@ import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.sparse.SparseMode;
 
 /**
- * Prefill and decode of one GGUF, ours and llama.cpp's (through node-llama-cpp, see bench/node) side by side in
+ * Prefill and decode of one GGUF, ours and llama.cpp's (a native llama-bench from bench/llamacpp/build.sh, else node-llama-cpp's
+ * prebuilt binaries, see bench/node) side by side in
  * one run, so every figure comes with a ratio measured under the same machine conditions. Also reports decode
  * against the memory-bandwidth bound: bytes of weights read per token × tokens/s ÷ measured read bandwidth.
  *
@@ -53,12 +54,14 @@ public final class EndToEndBenchmark {
         }
         LlamaCppPeer llama = peer ? LlamaCppPeer.locate() : null;
         String unavailable = llama == null ? "disabled (--no-peer)" : llama.unavailableReason();
-        if (unavailable != null) System.err.println("llama.cpp peer unavailable: " + unavailable + " — reporting our figures only (install: bench/node/install.sh)");
+        if (unavailable != null) System.err.println("llama.cpp peer unavailable: " + unavailable + " — reporting our figures only (native peer: bench/llamacpp/build.sh)");
 
         int maxThreads = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
         double[] bandwidth = measureBandwidth(maxThreads);
         System.out.printf(Locale.ROOT, "# %s%n# read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (%d threads)%n", model.getFileName(),
                 bandwidth[0], bandwidth[1], maxThreads);
+        if (unavailable == null)
+            System.out.println("# peer: " + (llama.isNative() ? "native llama-bench (bench/llamacpp/build.sh)" : "node-llama-cpp prebuilt (bench/node; slower than a native build)"));
         System.out.println("| threads | test | ours t/s | llama.cpp t/s | ratio (median of rounds, range) | ours: % of bandwidth bound |");
         System.out.println("| ---: | --- | ---: | ---: | ---: | ---: |");
         for (int t : threads) {

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,18 +15,26 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs llama.cpp on the same model for side-by-side numbers, through {@code bench/node/llamacpp-bench.mjs}
- * (node-llama-cpp's prebuilt CPU binaries, installed locally by {@code bench/node/install.sh}). Each run is
- * a separate {@code node} process that prints one flat JSON line; this class parses it without a JSON
- * library. When node, the install or the script is missing, results say so instead of failing.
+ * Runs llama.cpp on the same model for side-by-side numbers. The peer of record is a <b>native</b> build's
+ * {@code llama-bench} ({@code bench/llamacpp/build.sh}: {@code -DGGML_NATIVE=ON}, Release), run with
+ * {@code -o json} and read by {@link LlamaBenchJson}; where it is not built, node-llama-cpp's prebuilt CPU
+ * binaries through {@code bench/node/llamacpp-bench.mjs} (markedly slower than a native build on this machine
+ * kind, so ratios against it flatter us — results say which peer ran). When neither is there, results say so
+ * instead of failing.
  */
 public final class LlamaCppPeer {
     public static final String SCRIPT = "llamacpp-bench.mjs";
     /** System property naming the {@code bench/node} directory when it cannot be found from the working directory. */
     public static final String DIR_PROPERTY = "powerinfer4j.llamacpp.dir";
+    /** System property naming a native {@code llama-bench} binary (overrides the one bench/llamacpp/build.sh builds). */
+    public static final String LLAMA_BENCH_PROPERTY = "powerinfer4j.llamabench";
+    /** Where bench/llamacpp/build.sh leaves llama-bench, relative to the repository root. */
+    static final Path NATIVE_BENCH = Path.of("bench", "llamacpp", "build", "llama.cpp", "build", "bin", "llama-bench");
 
     private final Path nodeDir;
     private final String nodeExecutable;
+    /** A native llama-bench, or null to go through node-llama-cpp. */
+    private final Path llamaBench;
 
     /** One measurement; when {@code available} is false only {@code reason} is meaningful. */
     public record Result(boolean available, String reason, String build, int threads, int promptTokens, int genTokens,
@@ -50,8 +57,23 @@ public final class LlamaCppPeer {
     }
 
     public LlamaCppPeer(Path nodeDir, String nodeExecutable) {
+        this(nodeDir, nodeExecutable, null);
+    }
+
+    private LlamaCppPeer(Path nodeDir, String nodeExecutable, Path llamaBench) {
         this.nodeDir = Objects.requireNonNull(nodeDir).toAbsolutePath().normalize();
         this.nodeExecutable = Objects.requireNonNull(nodeExecutable);
+        this.llamaBench = llamaBench == null ? null : llamaBench.toAbsolutePath().normalize();
+    }
+
+    /** The peer that runs a native {@code llama-bench} binary. */
+    public static LlamaCppPeer nativeBench(Path llamaBench) {
+        return new LlamaCppPeer(Path.of("bench", "node"), "node", Objects.requireNonNull(llamaBench));
+    }
+
+    /** True when this peer runs a native llama-bench (else node-llama-cpp's prebuilt binaries). */
+    public boolean isNative() {
+        return llamaBench != null;
     }
 
     /**
@@ -59,6 +81,10 @@ public final class LlamaCppPeer {
      * working directory or one of its parents.
      */
     public static LlamaCppPeer locate() {
+        String bench = System.getProperty(LLAMA_BENCH_PROPERTY);
+        if (bench != null) return nativeBench(Path.of(bench));
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent())
+            if (Files.isExecutable(p.resolve(NATIVE_BENCH))) return nativeBench(p.resolve(NATIVE_BENCH));
         String prop = System.getProperty(DIR_PROPERTY);
         if (prop != null) return new LlamaCppPeer(Path.of(prop));
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
@@ -74,6 +100,8 @@ public final class LlamaCppPeer {
 
     /** Why the peer cannot run, or {@code null} when it can. */
     public String unavailableReason() {
+        if (llamaBench != null)
+            return Files.isExecutable(llamaBench) ? null : "no llama-bench at " + llamaBench + " (run bench/llamacpp/build.sh)";
         if (!Files.isRegularFile(nodeDir.resolve(SCRIPT))) return SCRIPT + " not found in " + nodeDir;
         if (!Files.isDirectory(nodeDir.resolve("node_modules").resolve("node-llama-cpp")))
             return "node-llama-cpp is not installed in " + nodeDir + " (run " + nodeDir.resolve("install.sh") + ")";
@@ -110,11 +138,14 @@ public final class LlamaCppPeer {
         String why = unavailableReason();
         if (why != null) return Result.unavailable(why);
         if (!Files.isRegularFile(model)) return Result.unavailable("model not found: " + model);
-        List<String> cmd = new ArrayList<>(List.of(nodeExecutable, nodeDir.resolve(SCRIPT).toString(),
-                model.toAbsolutePath().toString(), "--threads", String.valueOf(threads),
-                "--prompt-tokens", String.valueOf(promptTokens), "--gen-tokens", String.valueOf(genTokens),
-                "--reps", String.valueOf(reps)));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(nodeDir.toFile());
+        List<String> cmd = llamaBench != null
+                ? List.of(llamaBench.toString(), "-m", model.toAbsolutePath().toString(), "-t", String.valueOf(threads),
+                        "-p", String.valueOf(promptTokens), "-n", String.valueOf(genTokens), "-r", String.valueOf(reps), "-o", "json")
+                : List.of(nodeExecutable, nodeDir.resolve(SCRIPT).toString(),
+                        model.toAbsolutePath().toString(), "--threads", String.valueOf(threads),
+                        "--prompt-tokens", String.valueOf(promptTokens), "--gen-tokens", String.valueOf(genTokens),
+                        "--reps", String.valueOf(reps));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory((llamaBench != null ? llamaBench.getParent() : nodeDir).toFile());
         // belt and braces: node-llama-cpp must never download or build llama.cpp during a benchmark
         pb.environment().put("NODE_LLAMA_CPP_SKIP_DOWNLOAD", "true");
         Process p;
@@ -133,7 +164,8 @@ public final class LlamaCppPeer {
             }
             String stdout = out.join(), stderr = err.join();
             if (p.exitValue() != 0)
-                return Result.unavailable("llamacpp-bench exited with " + p.exitValue() + ": " + lastLines(stderr, 5));
+                return Result.unavailable((llamaBench != null ? "llama-bench" : "llamacpp-bench") + " exited with " + p.exitValue() + ": " + lastLines(stderr, 5));
+            if (llamaBench != null) return fromLlamaBench(stdout, threads, promptTokens, genTokens, reps);
             String line = lastJsonLine(stdout);
             if (line == null) return Result.unavailable("no JSON result in output: " + lastLines(stdout + stderr, 5));
             return parseResult(line);
@@ -142,6 +174,28 @@ public final class LlamaCppPeer {
             Thread.currentThread().interrupt();
             return Result.unavailable("interrupted");
         }
+    }
+
+    /** A result from llama-bench's JSON: its pp and tg tests, under the same names as the node script's line. */
+    static Result fromLlamaBench(String json, int threads, int promptTokens, int genTokens, int reps) {
+        List<LlamaBenchJson.Test> tests;
+        try {
+            tests = LlamaBenchJson.parse(json);
+        } catch (IllegalArgumentException e) {
+            return Result.unavailable(e.getMessage());
+        }
+        LlamaBenchJson.Test pp = null, tg = null;
+        for (LlamaBenchJson.Test t : tests) {
+            if (t.nGen() == 0 && t.nPrompt() == promptTokens) pp = t;
+            if (t.nPrompt() == 0 && t.nGen() == genTokens) tg = t;
+        }
+        if ((promptTokens > 0 && pp == null) || (genTokens > 0 && tg == null))
+            return Result.unavailable("llama-bench printed no pp" + promptTokens + "/tg" + genTokens + " test");
+        LlamaBenchJson.Test any = pp != null ? pp : tg;
+        String build = "llama.cpp " + any.buildCommit() + " (native llama-bench, " + any.backends() + ")";
+        return new Result(true, null, build, threads, promptTokens, genTokens, reps,
+                pp == null ? Double.NaN : pp.avgTs(), tg == null ? Double.NaN : tg.avgTs(),
+                pp == null ? Double.NaN : pp.stddevTs(), tg == null ? Double.NaN : tg.stddevTs(), json);
     }
 
     private static CompletableFuture<String> drain(InputStream in) {
