@@ -28,6 +28,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-n", "--n-gen"}, split = ",", defaultValue = "128", description = "Generation lengths for tg tests (default: ${DEFAULT-VALUE}; 0 = none).")
     List<Integer> gens;
 
+    @Option(names = {"-np", "--parallel"}, split = ",", defaultValue = "1",
+            description = "Concurrent decode streams for the tg tests (default: ${DEFAULT-VALUE}); N > 1 reports the total t/s of N sessions decoding at once (batched passes, like llama-batched-bench's S_TG).")
+    List<Integer> parallel;
+
     @Option(names = {"-r", "--repetitions"}, defaultValue = "5", description = "Timed repetitions per test (default: ${DEFAULT-VALUE}); one warm-up run is excluded.")
     int reps;
 
@@ -37,6 +41,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (reps < 1) throw new IllegalArgumentException("-r must be >= 1");
+        for (int np : parallel) if (np < 1) throw new IllegalArgumentException("-np must be >= 1, is " + np);
         model.allowThreadList = true;
         List<Integer> threads = !model.threadCounts().isEmpty() ? model.threadCounts() : List.of(model.toOptions().threads());
         List<Map<String, Object>> rows = new ArrayList<>();
@@ -49,7 +54,8 @@ public final class BenchCommand implements Callable<Integer> {
             try (Model m = Model.open(model.checkedPath(), o)) {
                 if (!m.placementSummary().isEmpty()) System.err.println(m.placementSummary().strip());
                 for (int p : prompts) if (p > 0) rows.add(row(m, t, Benchmark.prefill(m, p, reps)));
-                for (int g : gens) if (g > 0) rows.add(row(m, t, Benchmark.decode(m, g, reps)));
+                for (int g : gens)
+                    if (g > 0) for (int np : parallel) rows.add(row(m, t, Benchmark.decodeParallel(m, g, np, reps)));
                 // the overlap over everything just measured (the summary above was printed before any token)
                 if (m.hybridFeedForward() != null) System.err.println(m.hybridFeedForward().overlapStats().snapshot().format());
             }

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.powerinfer4j.engine.api.GenerationResult;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.Session;
@@ -16,12 +15,10 @@ import org.powerinfer4j.engine.model.ModelException;
  * N slots, each a platform thread with its own {@link Session} (KV cache), sharing one {@link Model}, plus a
  * bounded FIFO of admitted requests waiting for a slot.
  *
- * <p>The model runs one forward pass at a time (its own fair lock); the slots also take turns under one
- * <em>fair</em> lock. A slot holds it while its session evaluates the prompt, and releases it between tokens
- * (inside the token listener, before handing the token to the HTTP side) and re-acquires it for the next step.
- * A fair lock is granted in arrival order, so active slots advance one token each in turn: a long generation
- * cannot starve the others. A prompt's prefill is one step, so a long prompt pauses the other streams while it
- * is evaluated.
+ * <p>Slots run at the same time; the model schedules their forward passes ({@code Model}'s decode batching):
+ * the decode steps of every slot that is generating go through one pass over the weights together, and a prompt
+ * is evaluated one chunk ({@code -b} tokens) per turn at the model's fair lock, so a long prompt delays the other
+ * streams by a chunk at a time, not by the whole prompt. Each stream's tokens are the ones it gets alone.
  *
  * <p>Each request starts from a reset session (positions are overwritten from 0, so nothing of an earlier request
  * is visible). With {@code cachePrompt} the slot instead keeps the longest common prefix of its previous
@@ -30,7 +27,6 @@ import org.powerinfer4j.engine.model.ModelException;
  * as part of a different batch can round differently.
  */
 final class SlotScheduler implements AutoCloseable {
-    private final ReentrantLock compute = new ReentrantLock(true);
     private final Object lock = new Object();
     private final List<Slot> slots = new ArrayList<>();
     private final ArrayDeque<Slot> idle = new ArrayDeque<>();
@@ -211,7 +207,6 @@ final class SlotScheduler implements AutoCloseable {
             }
             GenerationResult result;
             busy = true;
-            compute.lock();
             try {
                 if (!cachePrompt) session.reset();
                 result = session.complete(job.prompt, job.params, new TokenListener() {
@@ -223,12 +218,7 @@ final class SlotScheduler implements AutoCloseable {
                     @Override
                     public boolean onToken(int id, String piece, float[] logits) {
                         cached = session.position();
-                        compute.unlock(); // let the other slots take their step while this token goes out
-                        try {
-                            return job.onToken(id, piece, logits);   // the session's logits stay put until it resumes
-                        } finally {
-                            compute.lock();
-                        }
+                        return job.onToken(id, piece, logits);   // the session's logits stay put until it resumes
                     }
                 });
             } catch (ModelException | IllegalArgumentException e) {
@@ -241,7 +231,6 @@ final class SlotScheduler implements AutoCloseable {
                         + (e.getMessage() == null ? "" : ": " + e.getMessage().replace('\n', ' ')), null, null));
                 return;
             } finally {
-                compute.unlock();
                 cached = session.position();
                 busy = false;
             }

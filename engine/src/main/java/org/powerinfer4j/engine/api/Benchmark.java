@@ -25,6 +25,57 @@ public final class Benchmark {
         return run(model, "tg" + tokens, tokens, reps, false);
     }
 
+    /**
+     * {@code streams} sessions decoding {@code tokens} tokens each at the same time, one thread per session (what
+     * a server with {@code -np streams} does under load; llama-batched-bench's S_TG). Tokens/s is the total of all
+     * streams: with batched decode passes it grows with the stream count until compute, not memory, is the limit.
+     */
+    public static Result decodeParallel(Model model, int tokens, int streams, int reps) {
+        if (streams == 1) return decode(model, tokens, reps);
+        if (streams < 1) throw new IllegalArgumentException("streams must be >= 1, is " + streams);
+        String name = "tg" + tokens + " x" + streams;
+        if (tokens < 1 || tokens > model.contextLength())
+            throw new IllegalArgumentException(name + ": " + tokens + " tokens do not fit the context of " + model.contextLength() + " (raise -c)");
+        int[][] ids = new int[streams][];
+        for (int i = 0; i < streams; i++) ids[i] = randomTokens(model, tokens, 42 + i);
+        double[] tps = new double[reps];
+        java.util.List<Session> sessions = new java.util.ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(streams)) {
+            for (int i = 0; i < streams; i++) sessions.add(model.newSession());
+            long warmupStart = System.nanoTime();
+            do {
+                runStreams(pool, sessions, ids);
+            } while (System.nanoTime() - warmupStart < WARMUP_NANOS);
+            for (int rep = 0; rep < reps; rep++) {
+                long t0 = System.nanoTime();
+                runStreams(pool, sessions, ids);
+                tps[rep] = (double) streams * tokens / ((System.nanoTime() - t0) / 1e9);
+            }
+        } finally {
+            sessions.forEach(Session::close);
+        }
+        return summary(name, tokens, tps);
+    }
+
+    private static void runStreams(java.util.concurrent.ExecutorService pool, java.util.List<Session> sessions, int[][] ids) {
+        java.util.List<java.util.concurrent.Future<?>> running = new java.util.ArrayList<>();
+        for (int i = 0; i < sessions.size(); i++) {
+            Session s = sessions.get(i);
+            int[] tokens = ids[i];
+            running.add(pool.submit(() -> runOnce(s, tokens, false)));
+        }
+        for (var f : running) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+            }
+        }
+    }
+
     private static Result run(Model model, String name, int tokens, int reps, boolean prefill) {
         if (tokens < 1 || tokens > model.contextLength())
             throw new IllegalArgumentException(name + ": " + tokens + " tokens do not fit the context of " + model.contextLength() + " (raise -c)");
@@ -41,6 +92,11 @@ public final class Benchmark {
                 tps[rep] = tokens / ((System.nanoTime() - t0) / 1e9);
             }
         }
+        return summary(name, tokens, tps);
+    }
+
+    private static Result summary(String name, int tokens, double[] tps) {
+        int reps = tps.length;
         double mean = 0;
         for (double v : tps) mean += v;
         mean /= reps;
@@ -58,7 +114,11 @@ public final class Benchmark {
 
     /** Deterministic random ids, avoiding the first few (often special) tokens, like llama-bench. */
     static int[] randomTokens(Model model, int n) {
-        SplittableRandom r = new SplittableRandom(42);
+        return randomTokens(model, n, 42);
+    }
+
+    private static int[] randomTokens(Model model, int n, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
         int vocab = model.config().vocabSize();
         int lo = Math.min(3, vocab - 1);
         int[] ids = new int[n];

@@ -35,8 +35,8 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
  * alone. The model owns forward execution: one forward pass at a time runs on the worker pool, the others wait
  * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
  * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
- * with a GPU, the device workspace). Batching several sessions into one pass is what would make concurrent
- * streams cheaper; that is future work (issue #14).
+ * with a GPU, the device workspace). Instead, decode steps that arrive while a pass runs are batched into the
+ * next one ({@link DecodeBatcher}): N streams share one pass over the weights, each with the logits it gets alone.
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));
@@ -58,6 +58,7 @@ public final class Model implements AutoCloseable {
     private final ModelOptions options;
     private final int contextLength;
     private final long loadMillis;
+    private final DecodeBatcher batcher;   // null: each step runs alone (GPU layers, sparse or MoE FFN, or turned off)
     private final SparseMode sparseMode;
     private final SparsityStats stats;
     private TransposedDown transposedDown;
@@ -99,6 +100,9 @@ public final class Model implements AutoCloseable {
             }
         }
         if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
+        // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
+        this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
+                ? new DecodeBatcher(transformer, config, pool, contextLength) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
@@ -244,15 +248,40 @@ public final class Model implements AutoCloseable {
     Transformer transformer() { return transformer; }
     WorkerPool pool() { return pool; }
 
-    /** Runs {@code ids} through the model at {@code startPos} into {@code s}, waiting for its turn (one pass at a time). */
+    /**
+     * Runs {@code ids} through the model at {@code startPos} into {@code s}, waiting for its turn (one pass at a
+     * time). A single token joins the next batched decode pass (see {@link DecodeBatcher}); a prompt runs one
+     * chunk ({@code -b} tokens) per turn, so other sessions' decode steps go between its chunks.
+     */
     void forward(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
-        forwardLock.lock();
-        try {
-            if (closed) throw new IllegalStateException("the model is closed");
-            transformer.forward(pool, s, ids, 0, ids.length, startPos, wantLogits);
-        } finally {
-            forwardLock.unlock();
+        if (ids.length == 1 && wantLogits && batcher != null) {
+            batcher.decode(forwardLock, this::checkOpen, s, ids[0], startPos);
+            return;
         }
+        if (startPos < 0 || (long) startPos + ids.length > s.kv().contextLength())   // checked whole before any chunk runs
+            throw new org.powerinfer4j.engine.model.ModelException("context is full: " + ((long) startPos + ids.length)
+                    + " tokens do not fit in the context of " + s.kv().contextLength());
+        int done = 0;
+        do {
+            int n = Math.min(s.maxBatch(), ids.length - done);
+            forwardLock.lock();
+            try {
+                checkOpen();
+                transformer.forward(pool, s, ids, done, n, startPos + done, wantLogits && done + n == ids.length);
+            } finally {
+                forwardLock.unlock();
+            }
+            done += n;
+        } while (done < ids.length);
+    }
+
+    private void checkOpen() {
+        if (closed) throw new IllegalStateException("the model is closed");
+    }
+
+    /** Decode steps run through batched passes and the passes they took, since the model was opened. */
+    public long[] decodeBatchCounts() {
+        return batcher == null ? new long[]{0, 0} : new long[]{batcher.steps(), batcher.passes()};
     }
 
     @Override

@@ -26,10 +26,12 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * @param repack        repack Q4_0 matrices used by dense products into the CPU layout of
  *                      {@link org.powerinfer4j.engine.tensor.RepackedQ4_0} at load ({@code --no-repack} turns it off):
  *                      about 1.1× their size in native memory and a one-time copy, for faster decode and prefill
+ * @param batchSequences batch the decode steps of concurrent sessions into shared passes over the weights
+ *                      (default on; results are bit-identical either way, see {@code DecodeBatcher})
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
                            SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
-                           GpuOptions gpu, boolean repack) {
+                           GpuOptions gpu, boolean repack, boolean batchSequences) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
@@ -42,21 +44,22 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
 
     public ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation, SparseMode sparseMode,
                         float sparseThreshold, boolean sparseStats, GGMLType kvCacheType, GpuOptions gpu) {
-        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true);
+        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, true);
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, true);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack); }
-    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack); }
-    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack); }
-    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r); }
-    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack, batchSequences); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, batchSequences); }
+    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, batchSequences); }
+    public ModelOptions withBatchSequences(boolean on) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, on); }
+    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack, batchSequences); }
 }

@@ -28,6 +28,11 @@ public final class Session implements AutoCloseable {
         this.tokens = new int[Math.min(contextLength, 1024)];
     }
 
+    /** The session's activations, KV cache and logits (the batched decode tests drive it directly). */
+    InferenceState state() {
+        return state;
+    }
+
     /** Tokens currently in the KV cache. */
     public int position() {
         return position;

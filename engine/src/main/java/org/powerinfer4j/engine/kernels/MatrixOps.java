@@ -127,6 +127,64 @@ public final class MatrixOps {
     }
 
     /**
+     * {@code batch} independent matrix–vector products in one pass over the weights: {@code out[b*rows + r]} is
+     * bit-identical to {@code matVec(w, x[b*n..])[r]}, because each row goes through the same fused kernel once per
+     * vector while it is in L1. Decode steps of several sequences share the weight stream this way without their
+     * results depending on which other sequences rode along (matMul's dequantize-then-tile order differs from the
+     * fused kernels' by rounding).
+     */
+    public static void matVecBatch(WorkerPool pool, Tensor w, float[] x, int batch, float[] out) {
+        int n = w.rowLength(), rows = w.rows();
+        if (batch < 1) throw new IllegalArgumentException("batch must be >= 1, is " + batch);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(batch, n), x.length);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(batch, rows), out.length);
+        if (batch == 1) {
+            matVec(pool, w, x, 0, out, 0);
+            return;
+        }
+        RepackedQ4_0 rep = w.repacked();
+        boolean repacked = rep != null && RepackedQ4Kernels.SUPPORTED, words = !repacked && KQuantWordKernels.handles(w.type());
+        float[][] xp = null, xs = null;
+        if (repacked || words) {   // each vector prepared once on the calling thread, as matVec does
+            int np = repacked ? rep.paddedLength() : n, ns = repacked ? np / 8 : KQuantWordKernels.offsetsLength(n);
+            xp = new float[batch][np];
+            xs = new float[batch][ns];
+            for (int b = 0; b < batch; b++) {
+                if (repacked) RepackedQ4Kernels.permuteForDot(x, b * n, n, xp[b], xs[b]);
+                else KQuantWordKernels.prepare(w.type(), x, b * n, n, xp[b], xs[b]);
+            }
+        }
+        float[][] fxp = xp, fxs = xs;
+        RowKernel k = repacked || words ? null : Kernels.forType(w.type());
+        WorkerPool.RangeTask range = (from, to, t) -> {
+            if (repacked) {
+                float[] lanes = Simd.lanes();
+                int r = from;
+                for (; r < to && (r & 3) != 0; r++)
+                    for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
+                for (; r + 4 <= to; r += 4) {
+                    int b = 0;
+                    for (; b + 2 <= batch; b += 2)   // two vectors per pass over the tile's nibbles
+                        RepackedQ4Kernels.dot4x2(rep, r, fxp[b], fxs[b], fxp[b + 1], fxs[b + 1], out, b * rows + r, (b + 1) * rows + r, lanes);
+                    for (; b < batch; b++) RepackedQ4Kernels.dot4(rep, r, fxp[b], fxs[b], out, b * rows + r, lanes);
+                }
+                for (; r < to; r++)
+                    for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
+            } else if (words) {
+                float[] scales = KQuantWordKernels.scalesScratch();
+                for (int r = from; r < to; r++)
+                    for (int b = 0; b < batch; b++)
+                        out[b * rows + r] = KQuantWordKernels.dot(w.type(), w.data(), r * w.rowBytes(), n, fxp[b], fxs[b], scales);
+            } else {
+                for (int r = from; r < to; r++)
+                    for (int b = 0; b < batch; b++) out[b * rows + r] = k.dot(w.data(), r * w.rowBytes(), x, b * n, n);
+            }
+        };
+        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) range.run(0, rows, 0);
+        else pool.forRange(rows, ROW_GRANULE, range);
+    }
+
+    /**
      * Batched product: x is {@code batch} row-major activation vectors of length n ({@code x[b*n + i]}), out is
      * {@code batch} row-major result vectors ({@code out[b*rows + r]}).
      */

@@ -13,8 +13,27 @@ public final class InferenceState implements AutoCloseable {
     final float[] logits;         // logits of the last token of the last forward call
     final KVCache kv;
 
+    // a sequence batch's scratch only (see forSequenceBatch): each token's own cache and position; null otherwise
+    final KVCache[] tokenKv;
+    final int[] tokenPos;
+
     public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType) {
+        this(c, contextLength, maxBatch, threads, kvType, false);
+    }
+
+    /**
+     * Scratch for {@link Transformer#forwardSequences}: activations for up to {@code maxTokens} tokens of different
+     * sequences, no KV cache of its own (each token reads and writes its sequence's), logits per token.
+     */
+    public static InferenceState forSequenceBatch(ModelConfig c, int contextLength, int maxTokens, int threads) {
+        return new InferenceState(c, contextLength, maxTokens, threads, null, true);
+    }
+
+    private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
+                           boolean sequenceBatch) {
         this.maxBatch = maxBatch;
+        this.tokenKv = sequenceBatch ? new KVCache[maxBatch] : null;
+        this.tokenPos = sequenceBatch ? new int[maxBatch] : null;
         x = new float[maxBatch * c.dim()];
         xb = new float[maxBatch * Math.max(c.dim(), c.qDim())];
         xb2 = new float[maxBatch * c.dim()];
@@ -26,11 +45,26 @@ public final class InferenceState implements AutoCloseable {
         hb = new float[maxBatch * c.ffDim()];
         hb2 = new float[maxBatch * c.ffDim()];
         scores = new float[threads][contextLength];
-        logits = new float[c.vocabSize()];
-        kv = new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
+        logits = new float[(sequenceBatch ? maxBatch : 1) * c.vocabSize()];
+        kv = sequenceBatch ? null : new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
     }
 
     private Object ffnScratch;
+
+    /** True for a sequence batch's scratch: every token is a different sequence's (products per token, see MatrixOps.matVecBatch). */
+    public boolean sequenceBatch() {
+        return tokenPos != null;
+    }
+
+    /** Position of token {@code b} of the chunk: its own in a sequence batch, else {@code startPos + b}. */
+    int pos(int b, int startPos) {
+        return tokenPos != null ? tokenPos[b] : startPos + b;
+    }
+
+    /** The KV cache token {@code b} of the chunk belongs to. */
+    KVCache kvOf(int b) {
+        return tokenKv != null ? tokenKv[b] : kv;
+    }
 
     /** The buffer behind a graph buffer name. */
     float[] buffer(LayerGraph.Buf b) {
@@ -101,6 +135,6 @@ public final class InferenceState implements AutoCloseable {
                 // device memory of a failed device: nothing more to release
             }
         }
-        kv.close();
+        if (kv != null) kv.close();
     }
 }

@@ -59,9 +59,14 @@ public record RopeTables(RopeType type, int dims, float[] invFreq, float mscale,
 
     /** Fills {@code cos/sin[b·half + i]} for the chunk's positions {@code startPos + b}. */
     public void fill(float[] cos, float[] sin, int startPos, int batch) {
+        fill(cos, sin, null, startPos, batch);
+    }
+
+    /** Fills the rows for token positions {@code positions[b]} (tokens of several sequences), or startPos + b when null. */
+    public void fill(float[] cos, float[] sin, int[] positions, int startPos, int batch) {
         int half = dims / 2;
         for (int b = 0; b < batch; b++) {
-            int pos = startPos + b;
+            int pos = positions != null ? positions[b] : startPos + b;
             for (int i = 0; i < half; i++) {
                 float theta = pos * invFreq[i];
                 cos[b * half + i] = (float) Math.cos(theta) * mscale;

@@ -76,11 +76,49 @@ public final class Transformer {
         }
     }
 
+    /** Whether {@link #forwardSequences} can run this model: CPU layers and a dense FFN (per-token products exist for it). */
+    public boolean supportsSequenceBatches() {
+        return offload == null && ffn instanceof DenseFeedForward;
+    }
+
+    /**
+     * One decode step of {@code n} sequences in one pass over the weights: token {@code tokens[i]} at position
+     * {@code positions[i]} of {@code states[i]}'s KV cache; afterwards {@code states[i].logits()} holds its logits.
+     * Every product runs per token ({@link MatrixOps#matVecBatch}), so each sequence's logits are bit-identical to
+     * a {@link #forward} of that token alone. {@code scratch} comes from {@link InferenceState#forSequenceBatch}.
+     */
+    public void forwardSequences(WorkerPool pool, InferenceState scratch, InferenceState[] states, int[] tokens, int[] positions, int n) {
+        if (!scratch.sequenceBatch()) throw new IllegalArgumentException("not a sequence-batch scratch state");
+        if (!supportsSequenceBatches()) throw new ModelException("this model's layers cannot run sequence batches");
+        if (n < 1 || n > scratch.maxBatch) throw new IllegalArgumentException(n + " sequences do not fit a batch of " + scratch.maxBatch);
+        for (int i = 0; i < n; i++) {
+            KVCache kv = states[i].kv;
+            if (positions[i] < 0 || positions[i] >= kv.contextLength() || kv.contextLength() > scratch.scores[0].length)
+                throw new ModelException("context is full: " + (positions[i] + 1L) + " tokens do not fit in the context of " + kv.contextLength());
+            scratch.tokenKv[i] = kv;
+            scratch.tokenPos[i] = positions[i];
+        }
+        try {
+            forwardChunk(pool, scratch, tokens, 0, n, 0);
+            final int dim = c.dim(), vocab = c.vocabSize();
+            for (int b = 0; b < n; b++) norm(graph.outputNorm(), scratch.xb, b * dim, scratch.x, b * dim);
+            MatrixOps.matVecBatch(pool, graph.output(), scratch.xb, n, scratch.logits);
+            float cap = graph.finalSoftcap();
+            for (int b = 0; b < n; b++) {
+                float[] out = states[b].logits;
+                System.arraycopy(scratch.logits, b * vocab, out, 0, vocab);
+                if (cap > 0f) for (int i = 0; i < vocab; i++) out[i] = cap * (float) Math.tanh(out[i] / cap);
+            }
+        } finally {
+            java.util.Arrays.fill(scratch.tokenKv, null);   // the caches are the sessions', not the scratch's to keep alive
+        }
+    }
+
     private void forwardChunk(WorkerPool pool, InferenceState s, int[] tokens, int off, int batch, int startPos) {
         embed(s, tokens, off, batch, startPos);
         for (int r = 0; r < graph.ropes().length; r++) {   // one cos/sin table per position, reused by every head of every layer
             int size = batch * (graph.ropes()[r].dims() / 2);
-            graph.ropes()[r].fill(s.ropeTable(s.ropeCos, r, size), s.ropeTable(s.ropeSin, r, size), startPos, batch);
+            graph.ropes()[r].fill(s.ropeTable(s.ropeCos, r, size), s.ropeTable(s.ropeSin, r, size), s.tokenPos, startPos, batch);
         }
         LayerOffload device = offload;
         int cpuLayers = device == null ? c.layers() : device.firstLayer();
@@ -110,8 +148,8 @@ public final class Transformer {
         if (pe != null) {
             var k = Kernels.forType(pe.type());
             for (int b = 0; b < batch; b++) {   // the position's row through xb, which is free until the first norm
-                long p = (long) startPos + b + graph.positionOffset();
-                if (p >= pe.rows()) throw new ModelException("position " + (startPos + b) + " is beyond the model's " + (pe.rows() - graph.positionOffset()) + " learned positions");
+                long p = (long) s.pos(b, startPos) + graph.positionOffset();
+                if (p >= pe.rows()) throw new ModelException("position " + s.pos(b, startPos) + " is beyond the model's " + (pe.rows() - graph.positionOffset()) + " learned positions");
                 k.dequantize(pe.data(), pe.rowOffset(p), s.xb, 0, dim);
                 for (int i = 0; i < dim; i++) s.x[b * dim + i] += s.xb[i];
             }
@@ -127,7 +165,7 @@ public final class Transformer {
             }
             case LayerGraph.Linear li -> {
                 float[] out = s.buffer(li.out());
-                project(pool, li.weight(), s.buffer(li.in()), batch, out);
+                project(pool, li.weight(), s.buffer(li.in()), batch, out, s.sequenceBatch());
                 if (li.bias() != null) DenseFeedForward.addBias(out, li.bias(), li.weight().rows(), batch);
             }
             case LayerGraph.HeadNorm h -> {
@@ -144,7 +182,7 @@ public final class Transformer {
                     for (int h = 0; h < r.heads(); h++) t.rotate(buf, b * width + h * hd, cos, sin, b * half);
             }
             case LayerGraph.Attention a -> {
-                for (int b = 0; b < batch; b++) s.kv.store(layer, startPos + b, s.k, b * c.kvDim(), s.v, b * c.kvDim());
+                for (int b = 0; b < batch; b++) s.kvOf(b).store(layer, s.pos(b, startPos), s.k, b * c.kvDim(), s.v, b * c.kvDim());
                 attention(pool, s, layer, batch, startPos, a);
             }
             case LayerGraph.Ffn f -> {
@@ -173,34 +211,41 @@ public final class Transformer {
 
     /** out[b][*] = W · in[b][*] for each token of the chunk: matrix–vector for one token, matrix–matrix for more. */
     static void project(WorkerPool pool, Tensor wt, float[] in, int batch, float[] out) {
+        project(pool, wt, in, batch, out, false);
+    }
+
+    /** As above; with {@code perToken} (tokens of different sequences) one fused matrix–vector product per token. */
+    static void project(WorkerPool pool, Tensor wt, float[] in, int batch, float[] out, boolean perToken) {
         if (batch == 1) MatrixOps.matVec(pool, wt, in, 0, out, 0);
+        else if (perToken) MatrixOps.matVecBatch(pool, wt, in, batch, out);
         else MatrixOps.matMul(pool, wt, in, batch, out);
     }
 
     private void attention(WorkerPool pool, InferenceState s, int layer, int batch, int startPos, LayerGraph.Attention a) {
         final int hd = c.headDim(), qDim = c.qDim(), group = c.heads() / c.kvHeads();
         final float scale = a.scale(), cap = a.softcap();
-        final MemorySegment keys = s.kv.keys(), values = s.kv.values();
-        final boolean f16 = s.kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
-        final long headBytes = (long) s.kv.elementBytes() * hd;
         final MemorySegment sinks = a.sinks() == null ? null : a.sinks().data();
         pool.forRange(batch * c.heads(), (from, to, thread) -> {
             float[] sc = s.scores[thread];
             for (int bh = from; bh < to; bh++) {
                 int b = bh / c.heads(), h = bh % c.heads(), kvh = h / group;
-                int pos = startPos + b;
+                final KVCache kv = s.kvOf(b);   // the token's own sequence's cache (one cache unless a sequence batch)
+                final MemorySegment keys = kv.keys(), values = kv.values();
+                final boolean f16 = kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
+                final long headBytes = (long) kv.elementBytes() * hd;
+                int pos = s.pos(b, startPos);
                 int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
                 int qOff = b * qDim + h * hd;
                 float max = Float.NEGATIVE_INFINITY;
                 int t = lo;
                 // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
-                boolean four = f16 && !s.kv.nonFinite();
-                long stride = s.kv.offset(layer, 1) - s.kv.offset(layer, 0);
+                boolean four = f16 && !kv.nonFinite();
+                long stride = kv.offset(layer, 1) - kv.offset(layer, 0);
                 if (four) {
-                    for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, s.kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, t);
+                    for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, t);
                 }
                 for (; t <= pos; t++) {
-                    long ko = s.kv.offset(layer, t) + kvh * headBytes;
+                    long ko = kv.offset(layer, t) + kvh * headBytes;
                     sc[t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
                 }
                 for (t = lo; t <= pos; t++) {
@@ -223,10 +268,10 @@ public final class Transformer {
                 if (four) {
                     for (; t + 3 <= pos; t += 4)
                         FloatKernels.axpyF16x4(sc[t] * inv, sc[t + 1] * inv, sc[t + 2] * inv, sc[t + 3] * inv, values,
-                                s.kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
+                                kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
                 }
                 for (; t <= pos; t++) {
-                    long vo = s.kv.offset(layer, t) + kvh * headBytes;
+                    long vo = kv.offset(layer, t) + kvh * headBytes;
                     if (f16) FloatKernels.axpyF16(sc[t] * inv, values, vo, s.att, qOff, hd);
                     else FloatKernels.axpy(sc[t] * inv, values, vo, s.att, qOff, hd);
                 }

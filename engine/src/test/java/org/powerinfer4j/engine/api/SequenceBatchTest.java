@@ -1,0 +1,139 @@
+package org.powerinfer4j.engine.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.model.InferenceState;
+import org.powerinfer4j.engine.model.ModelException;
+
+/**
+ * Decode steps of several sequences in one pass ({@code Transformer.forwardSequences}, what {@link DecodeBatcher}
+ * runs) give each sequence exactly the logits of its step run alone, through the unbatched path of a model opened
+ * with batching off — for every kernel family a product can take (float, Q8_0, repacked Q4_0, the K-quant word
+ * kernels, the generic row kernels of Q2_K/Q3_K/IQ4), sequences at different positions, and the same pass shape
+ * the server produces.
+ */
+class SequenceBatchTest {
+    private static final int SEQUENCES = 5, STEPS = 4;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rand-k-f32", "rand-k-q8_0", "rand-k-q4_k_m", "rand-k-q5_k", "rand-k-q3_k", "rand-k-iq4_xs", "stories260K-q4_0"})
+    void aBatchedStepEqualsTheStepAlone(String name) throws Exception {
+        Path p = TestData.file("models/quantized/" + name + ".gguf");
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertBatchedEqualsAlone(batched, alone);
+        }
+    }
+
+    @Test
+    void aBatchedStepEqualsTheStepAloneOnA110mModel() throws Exception {
+        // big enough that every product (and the per-token matVecBatch) is split over the 2-thread pool
+        Path p = GeneratedModels.llama110m();
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertBatchedEqualsAlone(batched, alone);
+        }
+    }
+
+    private static void assertBatchedEqualsAlone(Model batched, Model alone) {
+        int vocab = batched.config().vocabSize();
+        SplittableRandom r = new SplittableRandom(3);
+        int[][] scripts = new int[SEQUENCES][];
+        for (int i = 0; i < SEQUENCES; i++) {
+            scripts[i] = new int[1 + 2 * i + STEPS];   // prompts of different lengths: each sequence at its own position
+            for (int j = 0; j < scripts[i].length; j++) scripts[i][j] = 1 + r.nextInt(vocab - 1);
+        }
+        List<Session> seqs = new ArrayList<>(), refs = new ArrayList<>();
+        try {
+            for (int[] s : scripts) {
+                Session a = batched.newSession(), b = alone.newSession();
+                seqs.add(a);
+                refs.add(b);
+                int prompt = s.length - STEPS;
+                a.evaluate(Arrays.copyOf(s, prompt));
+                b.evaluate(Arrays.copyOf(s, prompt));
+            }
+            for (int step = 0; step < STEPS; step++) {
+                InferenceState[] states = new InferenceState[SEQUENCES];
+                int[] tokens = new int[SEQUENCES], positions = new int[SEQUENCES];
+                for (int i = 0; i < SEQUENCES; i++) {
+                    states[i] = seqs.get(i).state();
+                    positions[i] = scripts[i].length - STEPS + step;
+                    tokens[i] = scripts[i][positions[i]];
+                }
+                InferenceState scratch = InferenceState.forSequenceBatch(batched.config(), batched.contextLength(), SEQUENCES, 2);
+                batched.transformer().forwardSequences(batched.pool(), scratch, states, tokens, positions, SEQUENCES);
+                for (int i = 0; i < SEQUENCES; i++) {
+                    float[] want = refs.get(i).evaluate(tokens[i]);
+                    float[] got = states[i].logits();
+                    float maxDelta = 0;
+                    for (int v = 0; v < want.length; v++) maxDelta = Math.max(maxDelta, Math.abs(got[v] - want[v]));
+                    assertThat(Arrays.equals(got, want)).as("sequence %d at position %d, step %d bit-identical (max |Δ| %s)", i, positions[i], step, maxDelta).isTrue();
+                }
+            }
+        } finally {
+            seqs.forEach(Session::close);
+            refs.forEach(Session::close);
+        }
+    }
+
+    /** Concurrent decoding sessions do share passes (fewer passes than steps), each still getting its tokens alone. */
+    @Test
+    void concurrentSessionsShareDecodePasses() throws Exception {
+        Path p = GeneratedModels.llama110m();
+        int sessions = 4, tokens = 24;
+        try (Model m = Model.open(p, ModelOptions.defaults().withThreads(2).withContextLength(64))) {
+            GenerationParams greedy = GenerationParams.defaults().withMaxTokens(tokens).withStopAtEndOfGeneration(false)
+                    .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY);
+            int[][] prompts = {{1, 5, 9}, {1, 7}, {1, 20, 30, 40}, {1, 100}};
+            List<int[]> want = new ArrayList<>();
+            for (int[] pr : prompts)
+                try (Session s = m.newSession()) {
+                    want.add(s.generate(pr, greedy, null).generatedTokens());
+                }
+            long[] before = m.decodeBatchCounts();
+            CyclicBarrier go = new CyclicBarrier(sessions);
+            List<Future<int[]>> got = new ArrayList<>();
+            try (ExecutorService pool = Executors.newFixedThreadPool(sessions)) {
+                for (int[] pr : prompts)
+                    got.add(pool.submit(() -> {
+                        try (Session s = m.newSession()) {
+                            go.await();
+                            return s.generate(pr, greedy, null).generatedTokens();
+                        }
+                    }));
+                for (int i = 0; i < sessions; i++) assertThat(got.get(i).get()).as("stream %d", i).isEqualTo(want.get(i));
+            }
+            long[] after = m.decodeBatchCounts();
+            long steps = after[0] - before[0], passes = after[1] - before[1];
+            assertThat(steps).isEqualTo((long) sessions * (tokens - 1));
+            assertThat(passes).as("passes for %d decode steps", steps).isLessThan(steps);
+        }
+    }
+
+    @Test
+    void aBadStepFailsAloneNotTheStreamsItRodeWith() throws Exception {
+        Path p = TestData.file("models/quantized/stories260K-q4_0.gguf");
+        try (Model m = Model.open(p, ModelOptions.defaults().withThreads(1).withContextLength(16));
+             Session s = m.newSession()) {
+            s.evaluate(1, 2);
+            assertThatThrownBy(() -> s.evaluate(m.config().vocabSize())).isInstanceOf(ModelException.class).hasMessageContaining("outside the vocabulary");
+            assertThat(s.position()).isEqualTo(2);
+            assertThat(s.evaluate(3)).hasSize(m.config().vocabSize());
+        }
+    }
+}
