@@ -17,6 +17,8 @@ import org.powerinfer4j.engine.api.GenerationParams;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.backend.GpuMode;
+import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sampling.SamplingParams;
@@ -167,11 +169,28 @@ class ArchGeneratorTest {
         }
     }
 
+    /** The GPU paths take llama-shaped layers only: asked for one, Falcon and OPT run predict mode on the CPU, unchanged. */
+    @ParameterizedTest
+    @EnumSource(value = ModelArch.class, names = {"FALCON", "OPT"})
+    void gpuRequestRunsPredictOnTheCpu(ModelArch arch) throws Exception {
+        Path p = file(arch, 0.9);
+        ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(GpuMode.SIMULATED, 256 << 10));
+        try (Model m = Model.open(p, gpu)) {
+            m.newSession().close();
+            assertThat(m.hybridFeedForward()).isNull();
+        }
+        assertThat(logits(p, gpu, 8)).isDeepEqualTo(logits(p, options(SparseMode.PREDICT).withSparseStats(false), 8));
+    }
+
     /** Logits after each of {@code n} random tokens. */
     private static float[][] logits(Path p, SparseMode mode, int n) throws Exception {
+        return logits(p, options(mode), n);
+    }
+
+    private static float[][] logits(Path p, ModelOptions options, int n) throws Exception {
         SplittableRandom r = new SplittableRandom(9);
         float[][] out = new float[n][];
-        try (Model m = Model.open(p, options(mode)); Session s = m.newSession()) {
+        try (Model m = Model.open(p, options); Session s = m.newSession()) {
             for (int i = 0; i < n; i++) out[i] = s.evaluate(3 + r.nextInt(m.config().vocabSize() - 3)).clone();
         }
         return out;
