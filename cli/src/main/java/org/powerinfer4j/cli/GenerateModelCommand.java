@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.model.generator.ModelArch;
 import org.powerinfer4j.engine.model.generator.ModelShape;
 import org.powerinfer4j.engine.model.generator.PlantedSparsity;
 import org.powerinfer4j.engine.model.generator.RandomModelGenerator;
@@ -17,14 +18,15 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code generate-model}: writes a random-weight llama GGUF for benchmarks and tests. */
+/** {@code generate-model}: writes a random-weight llama, Falcon or OPT GGUF for benchmarks and tests. */
 @Command(name = "generate-model", mixinStandardHelpOptions = true,
-        description = {"Write a llama-architecture GGUF with random N(0, 0.02) weights (norms 1.0), every matrix in one type.",
+        description = {"Write a llama, falcon or opt GGUF with random N(0, 0.02) weights (norms 1.0), every matrix in one type.",
                 "The tokenizer is copied from a vocabulary GGUF; the model's vocabulary size follows it.",
                 "With --sparse-relu: a PowerInfer (PWRI) ReGLU/dReLU model whose neurons fire with power-law rates at the requested",
-                "mean sparsity, with predictors built from the same structure.",
+                "mean sparsity, with predictors built from the same structure (falcon/opt: a non-gated ReLU FFN).",
                 "Example: generate-model --preset 110m --type q8_0 --vocab-from vocab/ggml-vocab-llama-spm.gguf 110m-q8_0.gguf",
-                "Example: generate-model --preset llama-7b --layers 4 --type q4_0 --sparse-relu --sparsity 0.9 relu-7b-l4.powerinfer.gguf"})
+                "Example: generate-model --preset llama-7b --layers 4 --type q4_0 --sparse-relu --sparsity 0.9 relu-7b-l4.powerinfer.gguf",
+                "Example: generate-model --preset falcon-7b --layers 2 --type q8_0 --sparse-relu relu-falcon-7b-l2.powerinfer.gguf"})
 public final class GenerateModelCommand implements Callable<Integer> {
     static final String DEFAULT_VOCAB = "vocab/ggml-vocab-llama-spm.gguf";
 
@@ -33,6 +35,10 @@ public final class GenerateModelCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "OUT", description = "output .gguf file")
     Path out;
+
+    @Option(names = "--arch", paramLabel = "llama|falcon|opt",
+            description = "architecture to write (default: the preset's, else llama)")
+    String arch;
 
     @Option(names = "--preset", description = "shape preset: ${COMPLETION-CANDIDATES}; explicit options below override it",
             completionCandidates = Presets.class)
@@ -85,7 +91,7 @@ public final class GenerateModelCommand implements Callable<Integer> {
     boolean sparseRelu;
 
     @Option(names = "--activation", paramLabel = "reglu|drelu", defaultValue = "reglu",
-            description = "with --sparse-relu: reglu (llama architecture) or drelu (bamboo architecture); default ${DEFAULT-VALUE}")
+            description = "with --sparse-relu: reglu (llama architecture; falcon/opt: ReLU) or drelu (bamboo architecture, llama only); default ${DEFAULT-VALUE}")
     String activation;
 
     @Option(names = "--sparsity", defaultValue = "0.9", description = "with --sparse-relu: mean fraction of inactive FFN neurons per token (default ${DEFAULT-VALUE})")
@@ -119,26 +125,41 @@ public final class GenerateModelCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter outw = spec.commandLine().getOut();
         ModelShape shape = shape();
+        ModelArch a = architecture();
         GGMLType t = parseType(type);
         Path vocab = vocabFrom != null ? vocabFrom : defaultVocab();
         if (!Files.isRegularFile(vocab)) throw new ParameterException(spec.commandLine(), "vocabulary file not found: " + vocab);
         RandomModelGenerator g = new RandomModelGenerator(shape, t, vocab).seed(seed).stddev(stddev);
         if (threads != null) g.threads(threads);
         PlantedSparsity.Spec spec = sparseRelu ? sparseSpec() : null;
-        g.sparseRelu(spec);
+        try {
+            g.architecture(a).sparseRelu(spec);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(this.spec.commandLine(), e.getMessage());
+        }
         if (name != null) g.name(name);
-        else if (preset != null && dim == null && layers == null && ff == null && heads == null && kvHeads == null)
-            g.name("random-" + preset + (spec != null ? "-" + spec.activation().name().toLowerCase(Locale.ROOT) : "") + "-" + t.name().toLowerCase(Locale.ROOT));
-        err.printf("generating %s, %s, vocabulary %d from %s, seed %d -> %s%n", shape, t, g.vocabSize(), vocab, seed, out);
+        else if (preset != null && dim == null && layers == null && ff == null && heads == null && kvHeads == null
+                && ModelShape.presetArch(preset) == a)
+            g.name("random-" + preset + (spec != null ? "-" + a.sparseLabel(spec.activation()) : "") + "-" + t.name().toLowerCase(Locale.ROOT));
+        err.printf("generating %s %s, %s, vocabulary %d from %s, seed %d -> %s%n", a.ggufName(), shape, t, g.vocabSize(), vocab, seed, out);
         if (spec != null)
             err.printf(Locale.ROOT, "  PowerInfer %s model: sparsity %.2f, power-law alpha %.2f, predictor hidden %d, gate noise %.2f, margin %.2f%n",
-                    spec.activation().name().toLowerCase(Locale.ROOT), spec.sparsity(), spec.alpha(), spec.hidden(shape.dim()),
+                    a.sparseLabel(spec.activation()), spec.sparsity(), spec.alpha(), spec.hidden(shape.dim()),
                     spec.gateNoise(), spec.predictorMargin());
         err.flush();
         RandomModelGenerator.Result r = g.write(out);
         outw.printf(Locale.ROOT, "wrote %s: %,d bytes, %,d parameters, %.1f s%n", r.path(), r.bytes(), r.parameters(), r.seconds());
         outw.flush();
         return 0;
+    }
+
+    /** --arch, else the preset's architecture, else llama. */
+    private ModelArch architecture() {
+        try {
+            return arch != null ? ModelArch.parse(arch) : preset != null ? ModelShape.presetArch(preset) : ModelArch.LLAMA;
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage().replace("unknown architecture", "unknown --arch"));
+        }
     }
 
     private PlantedSparsity.Spec sparseSpec() {

@@ -70,4 +70,70 @@ class GenerateModelCommandTest {
         assertThat(run(err, dir.resolve("x.gguf").toString(), "--preset", "nope")).isEqualTo(2);
         assertThat(err.toString()).contains("unknown preset");
     }
+
+    @Test
+    void writesFalconAndOptThatRunInEverySparseMode() throws Exception {
+        String vocab = Path.of(System.getProperty("powerinfer4j.testdata")).resolve("models/stories260K.gguf").toString();
+        for (String arch : new String[] {"falcon", "opt"}) {
+            Path out = dir.resolve(arch + ".powerinfer.gguf");
+            StringWriter err = new StringWriter();
+            int rc = run(err, out.toString(), "--arch", arch, "--dim", "128", "--layers", "2", "--ff", "512", "--heads", "4",
+                    "--kv-heads", arch.equals("falcon") ? "1" : "4", "--vocab-from", vocab, "--sparse-relu", "--sparsity", "0.9", "-t", "2");
+            assertThat(rc).as(err.toString()).isZero();
+            assertThat(err.toString()).contains("generating " + arch).contains("PowerInfer relu model");
+            try (GGUFFile f = GGUFFile.open(out)) {
+                assertThat(f.isPowerInfer()).isTrue();
+                assertThat(f.getString("general.architecture", null)).isEqualTo(arch);
+                assertThat(f.getString("general.name", null)).startsWith("random-" + arch + "-relu-d128-l2");
+                assertThat(f.hasTensor(arch.equals("falcon") ? "blk.0.attn_qkv.weight" : "position_embd.weight")).isTrue();
+                assertThat(f.tensorInfo("blk.1.fc1.weight").ne()).containsExactly(128, 64);
+            }
+            String[] texts = new String[3];
+            for (String mode : new String[] {"off", "exact", "predict"}) {
+                CliTest.Result r = CliTest.run("generate", "-m", out.toString(), "-p", "Once upon a time", "-n", "12", "--temp", "0",
+                        "-t", "2", "--sparse", mode, "--stats");
+                assertThat(r.code()).as(arch + " " + mode + ": " + r.err()).isZero();
+                assertThat(r.err()).contains("generation: 12 tokens").contains("ffn: --sparse " + mode);
+                texts[mode.equals("off") ? 0 : mode.equals("exact") ? 1 : 2] = r.out();
+            }
+            assertThat(texts[1]).as(arch + ": --sparse exact = off").isEqualTo(texts[0]);
+        }
+    }
+
+    @Test
+    void presetsCarryTheirArchitecture() throws Exception {
+        String vocab = Path.of(System.getProperty("powerinfer4j.testdata")).resolve("models/stories260K.gguf").toString();
+        Path out = dir.resolve("f.gguf");
+        // falcon-7b's architecture and KV heads, a small width so the test stays quick
+        assertThat(run(new StringWriter(), out.toString(), "--preset", "falcon-7b", "--dim", "128", "--ff", "256", "--heads", "4",
+                "--kv-heads", "1", "--layers", "1", "--vocab-from", vocab, "-t", "1")).isZero();
+        try (GGUFFile f = GGUFFile.open(out)) {
+            assertThat(f.getString("general.architecture", null)).isEqualTo("falcon");
+            assertThat(f.tensorInfo("blk.0.attn_qkv.weight").ne()).containsExactly(128, 192);
+        }
+        assertThat(run(new StringWriter(), out.toString(), "--preset", "opt-6.7b", "--dim", "64", "--ff", "128", "--heads", "4",
+                "--layers", "1", "--ctx", "64", "--vocab-from", vocab, "-t", "1")).isZero();
+        try (GGUFFile f = GGUFFile.open(out)) {
+            assertThat(f.getString("general.architecture", null)).isEqualTo("opt");
+            assertThat(f.tensorInfo("position_embd.weight").ne()).containsExactly(64, 66);
+            assertThat(f.hasTensor("output.weight")).isFalse();
+        }
+    }
+
+    @Test
+    void rejectsBadArchitectureCombinations() {
+        String vocab = Path.of(System.getProperty("powerinfer4j.testdata")).resolve("models/stories260K.gguf").toString();
+        String x = dir.resolve("x.gguf").toString();
+        CliTest.Result r = CliTest.run("generate-model", x, "--arch", "gpt2", "--preset", "110m", "--vocab-from", vocab);
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().lines().findFirst().orElse("")).isEqualTo("unknown --arch 'gpt2' (known: llama, falcon, opt)");
+        r = CliTest.run("generate-model", x, "--arch", "falcon", "--dim", "64", "--layers", "1", "--ff", "64", "--heads", "4",
+                "--vocab-from", vocab, "--sparse-relu", "--activation", "drelu");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().lines().findFirst().orElse("")).isEqualTo("falcon has a non-gated ReLU FFN: --activation drelu needs --arch llama");
+        r = CliTest.run("generate-model", x, "--arch", "opt", "--preset", "tinyllama-1.1b", "--vocab-from", vocab);
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().lines().findFirst().orElse("")).contains("opt has no grouped-query attention");
+        assertThat(Path.of(x)).doesNotExist();
+    }
 }

@@ -4,13 +4,14 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Hyperparameters of a llama-architecture model. {@code tiedEmbeddings} means no {@code output.weight}: the
- * classifier reuses {@code token_embd.weight}, as llama.cpp does when the tensor is absent.
+ * Hyperparameters of a generated model (any {@link ModelArch}). {@code tiedEmbeddings} means no {@code output.weight}:
+ * the classifier reuses {@code token_embd.weight}, as llama.cpp does when the tensor is absent. {@code rmsEps} is the
+ * norm epsilon (RMSNorm's, or LayerNorm's for Falcon and OPT); {@code ropeFreqBase} is unused by OPT.
  */
 public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, boolean tiedEmbeddings,
                          int contextLength, float ropeFreqBase, float rmsEps) {
 
-    public static final List<String> PRESETS = List.of("110m", "tinyllama-1.1b", "llama-7b");
+    public static final List<String> PRESETS = List.of("110m", "tinyllama-1.1b", "llama-7b", "falcon-7b", "opt-6.7b");
 
     public ModelShape {
         if (dim <= 0 || layers <= 0 || ff <= 0 || heads <= 0 || kvHeads <= 0 || contextLength <= 0)
@@ -27,15 +28,25 @@ public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, bo
 
     /**
      * The benchmark presets: {@code 110m} (stories110M's shape, tied embeddings), {@code tinyllama-1.1b}
-     * (GQA 32/4, separate output) and {@code llama-7b} (Llama-2-7B's shape).
+     * (GQA 32/4, separate output), {@code llama-7b} (Llama-2-7B's shape), {@code falcon-7b} (multi-query: 71 heads,
+     * one KV head) and {@code opt-6.7b} (tied output, as OPT). {@link #presetArch} gives each one's architecture.
      */
     public static ModelShape preset(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "110m" -> new ModelShape(768, 12, 2048, 12, 12, true, 1024, 10000f, 1e-5f);
             case "tinyllama-1.1b" -> new ModelShape(2048, 22, 5632, 32, 4, false, 2048, 10000f, 1e-5f);
             case "llama-7b" -> new ModelShape(4096, 32, 11008, 32, 32, false, 4096, 10000f, 1e-5f);
+            case "falcon-7b" -> new ModelShape(4544, 32, 18176, 71, 1, false, 2048, 10000f, 1e-5f);
+            case "opt-6.7b" -> new ModelShape(4096, 32, 16384, 32, 32, true, 2048, 10000f, 1e-5f);
             default -> throw new IllegalArgumentException("unknown preset '" + name + "' (known: " + String.join(", ", PRESETS) + ")");
         };
+    }
+
+    /** The architecture a preset belongs to. */
+    public static ModelArch presetArch(String name) {
+        preset(name);
+        String n = name.toLowerCase(Locale.ROOT);
+        return n.startsWith("falcon-") ? ModelArch.FALCON : n.startsWith("opt-") ? ModelArch.OPT : ModelArch.LLAMA;
     }
 
     public int headDim() {
@@ -55,10 +66,28 @@ public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, bo
         return new ModelShape(dim, layers, ff, heads, kvHeads, tiedEmbeddings, ctx, ropeFreqBase, rmsEps);
     }
 
-    /** Parameter count for a vocabulary of {@code vocab} tokens. */
+    /** Parameter count of a llama model for a vocabulary of {@code vocab} tokens. */
     public long parameters(int vocab) {
-        long perLayer = 2L * dim + (long) dim * dim * 2 + 2L * dim * kvDim() + 3L * dim * ff;
-        return (long) vocab * dim * (tiedEmbeddings ? 1 : 2) + layers * perLayer + dim;
+        return parameters(vocab, ModelArch.LLAMA);
+    }
+
+    /**
+     * Parameter count of {@code arch} for a vocabulary of {@code vocab} tokens: norms (with LayerNorm biases),
+     * matrices, linear biases (OPT) and learned positions (OPT: context + 2 rows).
+     */
+    public long parameters(int vocab, ModelArch arch) {
+        long d = dim, attn = d * d * 2 + 2L * d * kvDim();
+        long perLayer = switch (arch) {
+            case LLAMA -> 2 * d + attn + 3L * d * ff;
+            case FALCON -> 2 * d + attn + 2L * d * ff;
+            case OPT -> 4 * d + attn + 2 * d + 2L * kvDim() + 2L * d * ff + ff + d;
+        };
+        long extra = switch (arch) {
+            case LLAMA -> d;
+            case FALCON -> 2 * d;
+            case OPT -> 2 * d + (contextLength + 2L) * d;
+        };
+        return (long) vocab * dim * (tiedEmbeddings ? 1 : 2) + layers * perLayer + extra;
     }
 
     private static String describe(int dim, int layers, int ff, int heads, int kvHeads) {

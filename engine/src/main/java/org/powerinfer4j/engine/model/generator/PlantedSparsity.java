@@ -38,6 +38,11 @@ import org.powerinfer4j.engine.model.FfnActivation;
  *       random row of half its norm, so relu(up) is mostly positive where the gate fires.
  *       {@code ffn_down_t} rows are random with the spread that makes the FFN output ~{@value #FFN_SHARE}·σ_e.</li>
  * </ol>
+ * <b>Falcon and OPT</b> (non-gated ReLU FFN behind a LayerNorm): the up rows take the gate rows' role
+ * ({@link Layer#lnUpRows}). LayerNorm subtracts the mean, so κ·u₀ no longer reaches the FFN as a bias input; the
+ * bias comes from a constant LayerNorm bias (Falcon, whose linears have none) or from {@code ffn_up.bias} (OPT).
+ * The predictor is unchanged: it reads the pre-norm residual, where κ·u₀ still is, and LayerNorm's 1/std(x) is
+ * the 1/σ_x it assumes.
  * Honest limits: the planted rates assume random tokens (each token's embedding is one draw of x); attention
  * and FFN contributions are estimated, not measured, so per-layer σ_x is approximate — tests check the
  * measured sparsity and recall on the running model.
@@ -114,7 +119,12 @@ public final class PlantedSparsity {
 
     /** Standard deviation of attn_output so that attention adds at most ATTN_SHARE·σ_e (v is at most σ_w·√d per element). */
     float attnOutputStddev() {
-        return (float) (ATTN_SHARE * sigmaE / (Math.sqrt(dim) * sigmaW * Math.sqrt(dim)));
+        return attnOutputStddev(1);
+    }
+
+    /** The same for an attention input of {@code inputRms} per element (Falcon's LayerNorm with bias b₀: √(1 + b₀²)). */
+    float attnOutputStddev(double inputRms) {
+        return (float) (ATTN_SHARE * sigmaE / (Math.sqrt(dim) * sigmaW * Math.sqrt(dim) * inputRms));
     }
 
     /** Embedding rows [r0, r0+n): random part orthogonal to u₀ plus κ·u₀. */
@@ -234,9 +244,37 @@ public final class PlantedSparsity {
 
         /** Gate rows [r0, r0+n) (see the class comment), scaled so entries have spread ≈ σ_w. */
         float[] gateRows(int r0, int n) {
+            return selectorRows(r0, n, sigmaX / kappa());
+        }
+
+        /**
+         * Up rows [r0, r0+n) of a non-gated FFN behind a LayerNorm (Falcon, OPT). LayerNorm removes the mean, so
+         * its output x̂ is ⊥ u₀ with unit spread per element, and the bias input is a constant LayerNorm bias
+         * b₀ per element (Falcon: {@code normBias} = b₀ &gt; 0, then u₀·b = b₀·√d) or, for {@code normBias} = 0, the
+         * up bias itself ({@link #lnUpBias}, OPT). Either way up_r·x̂ + bias_r &gt; 0 with probability p_r.
+         */
+        float[] lnUpRows(int r0, int n, double normBias) {
+            return selectorRows(r0, n, normBias > 0 ? 1 / (normBias * Math.sqrt(dim)) : 0);
+        }
+
+        /** OPT's ffn_up.bias: a·Φ⁻¹(p_r)·|c_r|·√(1+η²), the whole bias of neuron r's pre-activation. */
+        float[] lnUpBias() {
+            double eta = spec.gateNoise();
+            float[] out = new float[ff];
+            for (int r = 0; r < ff; r++) out[r] = (float) (rowScale() * quantile[r] * norm(coords(r)) * Math.sqrt(1 + eta * eta));
+            return out;
+        }
+
+        private double rowScale() {
+            double eta = spec.gateNoise();
+            return sigmaW * Math.sqrt((double) dim / rank) / Math.sqrt(1 + eta * eta);
+        }
+
+        /** a·(Pᵀc_r + n_r + β_r·u₀) with β_r = Φ⁻¹(p_r)·|c_r|·√(1+η²)·{@code biasPerUnit}. */
+        private float[] selectorRows(int r0, int n, double biasPerUnit) {
             float[] out = new float[n * dim];
             double eta = spec.gateNoise();
-            double a = sigmaW * Math.sqrt((double) dim / rank) / Math.sqrt(1 + eta * eta);
+            double a = rowScale();
             double[] row = new double[dim];
             for (int i = 0; i < n; i++) {
                 int r = r0 + i;
@@ -249,7 +287,7 @@ public final class PlantedSparsity {
                     for (int q = 0; q < dim; q++) row[q] += cj * p[po + q];
                 }
                 if (eta > 0) addNoise(row, r, eta * cn);
-                double beta = quantile[r] * sigmaX * cn * Math.sqrt(1 + eta * eta) / kappa();
+                double beta = quantile[r] * cn * Math.sqrt(1 + eta * eta) * biasPerUnit;
                 double bias = beta / Math.sqrt(dim);   // β_r·u₀, per element
                 for (int q = 0; q < dim; q++) out[i * dim + q] = (float) (a * (row[q] + bias));
             }
@@ -337,6 +375,19 @@ public final class PlantedSparsity {
                 double t = quantile[r];
                 double relu2 = ((t * t + 1) * Normal.cdf(t) + t * Normal.pdf(t)) * sg * sg;
                 sum += relu2 * (spec.activation() == FfnActivation.DRELU ? sg * sg : su * su);
+            }
+            return (float) (FFN_SHARE * sigmaE / Math.sqrt(Math.max(sum, 1e-30)));
+        }
+
+        /**
+         * ffn_down_t's standard deviation for a non-gated ReLU FFN behind a LayerNorm: the pre-activation of neuron r
+         * is ~ N(Φ⁻¹(p_r)·s, s²) with s = σ_w·√d (x̂ has unit spread), so E‖h‖² = s²·Σ((t²+1)Φ(t) + tφ(t)).
+         */
+        float lnDownStddev() {
+            double s2 = (double) sigmaW * sigmaW * dim, sum = 0;
+            for (int r = 0; r < ff; r++) {
+                double t = quantile[r];
+                sum += ((t * t + 1) * Normal.cdf(t) + t * Normal.pdf(t)) * s2;
             }
             return (float) (FFN_SHARE * sigmaE / Math.sqrt(Math.max(sum, 1e-30)));
         }

@@ -23,10 +23,11 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Quantizer;
 
 /**
- * Writes a llama-architecture GGUF with random weights, for benchmarks and tests: matrices N(0, σ²) (σ = 0.02
- * by default) stored "pure" in one type, norms 1.0 in F32, tensor names, shapes and hyperparameter keys as
- * llama.cpp's converter writes them, and the tokenizer keys ({@code tokenizer.*}) copied from a vocabulary GGUF,
- * whose token count becomes the model's vocabulary size.
+ * Writes a llama, Falcon or OPT GGUF ({@link ModelArch}) with random weights, for benchmarks and tests: matrices
+ * N(0, σ²) (σ = 0.02 by default) stored "pure" in one type, norms 1.0 and LayerNorm biases 0 in F32, linear biases
+ * (OPT) N(0, σ²) in F32, tensor names, shapes and hyperparameter keys as llama.cpp's converter writes them (OPT:
+ * as PowerInfer's), and the tokenizer keys ({@code tokenizer.*}) copied from a vocabulary GGUF, whose token count
+ * becomes the model's vocabulary size.
  *
  * <p>The output is a pure function of shape, type, vocabulary, name and seed: every chunk of rows has its own
  * generator seeded from (seed, tensor index, chunk index), so the bytes do not depend on the thread count.
@@ -49,6 +50,7 @@ public final class RandomModelGenerator {
     private int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
     private float stddev = 0.02f;
     private String name;
+    private ModelArch arch = ModelArch.LLAMA;
     private PlantedSparsity.Spec sparse;
 
     /** Summary of a written model. */
@@ -71,7 +73,6 @@ public final class RandomModelGenerator {
         if (tokens == null || !tokens.isArray() || tokens.elementType() != GGUFValueType.STRING || tokens.arrayLength() == 0)
             throw new IllegalArgumentException("the vocabulary has no tokenizer.ggml.tokens string array");
         this.vocabSize = tokens.arrayLength();
-        this.name = "random-llama-d" + shape.dim() + "-l" + shape.layers() + "-" + type.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** The {@code tokenizer.*} keys of a GGUF, in file order. */
@@ -109,15 +110,33 @@ public final class RandomModelGenerator {
         return this;
     }
 
+    /** The architecture to write (default llama). */
+    public RandomModelGenerator architecture(ModelArch arch) {
+        Objects.requireNonNull(arch, "arch");
+        if (arch == ModelArch.OPT && shape.kvHeads() != shape.heads())
+            throw new IllegalArgumentException("opt has no grouped-query attention: kv-heads " + shape.kvHeads() + " must equal heads " + shape.heads());
+        if (sparse != null) arch.checkSparseActivation(sparse.activation());
+        this.arch = arch;
+        return this;
+    }
+
     /**
      * Write a PowerInfer ({@code PWRI}) ReLU-family model with a planted activation structure and working
-     * predictors instead of a dense one (see {@link PlantedSparsity}); null returns to dense.
+     * predictors instead of a dense one (see {@link PlantedSparsity}); null returns to dense. Falcon and OPT take
+     * only ReGLU (their FFN is a plain ReLU of the up projection).
      */
     public RandomModelGenerator sparseRelu(PlantedSparsity.Spec spec) {
+        if (spec != null) arch.checkSparseActivation(spec.activation());
         this.sparse = spec;
-        if (spec != null && name.startsWith("random-llama-"))
-            name = name.replace("random-llama-", spec.activation() == FfnActivation.DRELU ? "random-bamboo-drelu-" : "random-llama-reglu-");
         return this;
+    }
+
+    /** general.name: as set, else derived from architecture, FFN, shape and type. */
+    public String name() {
+        if (name != null) return name;
+        String a = sparse == null ? arch.ggufName()
+                : sparse.activation() == FfnActivation.DRELU ? "bamboo-drelu" : arch.ggufName() + "-" + arch.sparseLabel(sparse.activation());
+        return "random-" + a + "-d" + shape.dim() + "-l" + shape.layers() + "-" + type.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     public int vocabSize() {
@@ -126,7 +145,7 @@ public final class RandomModelGenerator {
 
     /** Parameters written, predictors included. */
     long parameterCount() {
-        long p = shape.parameters(vocabSize);
+        long p = shape.parameters(vocabSize, arch);
         if (sparse != null) p += (long) shape.layers() * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
         return p;
     }
@@ -172,69 +191,155 @@ public final class RandomModelGenerator {
 
     private GGUFWriter writer(ExecutorService pool) {
         GGUFWriter w = new GGUFWriter();
-        String arch = sparse != null && sparse.activation() == FfnActivation.DRELU ? "bamboo" : "llama";
+        String a = arch == ModelArch.LLAMA && sparse != null && sparse.activation() == FfnActivation.DRELU ? "bamboo" : arch.ggufName();
         if (sparse != null) w.magic(GGUFFile.MAGIC_PWRI);
-        w.putString("general.architecture", arch);
-        w.putString("general.name", name);
-        w.putUInt32(arch + ".context_length", shape.contextLength());
-        w.putUInt32(arch + ".embedding_length", shape.dim());
-        w.putUInt32(arch + ".block_count", shape.layers());
-        w.putUInt32(arch + ".feed_forward_length", shape.ff());
-        w.putUInt32(arch + ".attention.head_count", shape.heads());
-        w.putUInt32(arch + ".attention.head_count_kv", shape.kvHeads());
-        w.putFloat32(arch + ".attention.layer_norm_rms_epsilon", shape.rmsEps());
-        w.putUInt32(arch + ".rope.dimension_count", shape.headDim());
-        w.putFloat32(arch + ".rope.freq_base", shape.ropeFreqBase());
-        w.putUInt32(arch + ".vocab_size", vocabSize);
+        w.putString("general.architecture", a);
+        w.putString("general.name", name());
+        // OPT (PowerInfer's layout): the context is the learned position table, which has HF's two offset rows
+        w.putUInt32(a + ".context_length", arch == ModelArch.OPT ? shape.contextLength() + 2 : shape.contextLength());
+        if (arch == ModelArch.FALCON) w.putString(a + ".tensor_data_layout", "jploski");
+        w.putUInt32(a + ".embedding_length", shape.dim());
+        w.putUInt32(a + ".block_count", shape.layers());
+        w.putUInt32(a + ".feed_forward_length", shape.ff());
+        w.putUInt32(a + ".attention.head_count", shape.heads());
+        w.putUInt32(a + ".attention.head_count_kv", shape.kvHeads());
+        if (arch.layerNorm()) w.putFloat32(a + ".attention.layer_norm_epsilon", shape.rmsEps());
+        else {
+            w.putFloat32(a + ".attention.layer_norm_rms_epsilon", shape.rmsEps());
+            w.putUInt32(a + ".rope.dimension_count", shape.headDim());
+            w.putFloat32(a + ".rope.freq_base", shape.ropeFreqBase());
+            w.putUInt32(a + ".vocab_size", vocabSize);
+        }
         vocab.forEach(w::put);
         if (type.isQuantized()) w.putUInt32("general.quantization_version", 2);
         w.putUInt32("general.file_type", fileType(type));
         if (sparse != null) w.putFloat32("powerinfer.sparse_threshold", 0f);
 
-        int d = shape.dim(), kv = shape.kvDim(), ff = shape.ff();
-        PlantedSparsity plant = sparse == null ? null : new PlantedSparsity(sparse, d, ff, stddev, stddev, seed);
-        int index = 0;   // seeds each matrix's chunks
-        int embIndex = index++;
-        matrix(w, pool, "token_embd.weight", d, vocabSize, null,
+        int d = shape.dim();
+        PlantedSparsity plant = sparse == null ? null : new PlantedSparsity(sparse, d, shape.ff(), stddev, stddev, seed);
+        Tensors t = new Tensors(w, pool);
+        int embIndex = t.index++;
+        t.matrix("token_embd.weight", d, vocabSize, null,
                 plant == null ? gaussian(embIndex, d, stddev) : (chunk, r0, n) -> plant.embeddingRows(mix(seed, embIndex, chunk), n));
+        if (arch == ModelArch.OPT) {
+            // small next to the embeddings in a planted model, so the residual stays the token's embedding
+            float sd = plant == null ? stddev : (float) (PlantedSparsity.ATTN_SHARE * stddev);
+            t.matrix("position_embd.weight", d, shape.contextLength() + 2, null, gaussian(t.index++, d, sd));
+        }
         for (int l = 0; l < shape.layers(); l++) {
-            String p = "blk." + l + ".";
-            norm(w, p + "attn_norm.weight", d);
-            matrix(w, pool, p + "attn_q.weight", d, d, null, gaussian(index++, d, stddev));
-            matrix(w, pool, p + "attn_k.weight", d, kv, null, gaussian(index++, d, stddev));
-            matrix(w, pool, p + "attn_v.weight", d, kv, null, gaussian(index++, d, stddev));
-            matrix(w, pool, p + "attn_output.weight", d, d, null, gaussian(index++, d, plant == null ? stddev : plant.attnOutputStddev()));
-            norm(w, p + "ffn_norm.weight", d);
-            if (plant == null) {
-                matrix(w, pool, p + "ffn_gate.weight", d, ff, null, gaussian(index++, d, stddev));
-                matrix(w, pool, p + "ffn_up.weight", d, ff, null, gaussian(index++, d, stddev));
-                matrix(w, pool, p + "ffn_down.weight", ff, d, null, gaussian(index++, ff, stddev));
-            } else {
-                // the layer's plan is built when its first tensor is written and shared by the rest
-                int layer = l;
-                var plan = new Object() {
-                    private PlantedSparsity.Layer value;
-
-                    synchronized PlantedSparsity.Layer get() {
-                        if (value == null) value = plant.layer(layer);
-                        return value;
-                    }
-                };
-                matrix(w, pool, p + "ffn_gate.weight", d, ff, null, (chunk, r0, n) -> plan.get().gateRows(r0, n));
-                if (sparse.activation() == FfnActivation.DRELU)
-                    matrix(w, pool, p + "ffn_up.weight", d, ff, null, (chunk, r0, n) -> plan.get().dreluUpRows(r0, n));
-                else matrix(w, pool, p + "ffn_up.weight", d, ff, null, gaussian(index, d, stddev));
-                index++;
-                int downIndex = index++;
-                matrix(w, pool, p + "ffn_down_t.weight", d, ff, null, (chunk, r0, n) -> gaussianRows(downIndex, chunk, n * d, plan.get().downStddev()));
-                int h = plant.hidden();
-                matrix(w, pool, p + "fc1.weight", d, h, GGMLType.F16, (chunk, r0, n) -> plan.get().fc1Rows(r0, n));
-                matrix(w, pool, p + "fc2.weight", h, ff, GGMLType.F16, (chunk, r0, n) -> plan.get().fc2Rows(r0, n));
+            PlanRef plan = plant == null ? null : new PlanRef(plant, l);
+            switch (arch) {
+                case LLAMA -> llamaLayer(t, "blk." + l + ".", plant, plan);
+                case FALCON -> falconLayer(t, "blk." + l + ".", plant, plan);
+                case OPT -> optLayer(t, "blk." + l + ".", plant, plan);
             }
         }
-        norm(w, "output_norm.weight", d);
-        if (!shape.tiedEmbeddings()) matrix(w, pool, "output.weight", d, vocabSize, null, gaussian(index++, d, stddev));
+        t.constant("output_norm.weight", d, 1f);
+        if (arch.layerNorm()) t.constant("output_norm.bias", d, 0f);
+        if (!shape.tiedEmbeddings()) t.matrix("output.weight", d, vocabSize, null, gaussian(t.index++, d, stddev));
         return w;
+    }
+
+    /** Constant LayerNorm bias of a planted Falcon model: the FFN's bias input (see {@link PlantedSparsity}). */
+    static final float FALCON_NORM_BIAS = 1f;
+
+    private void llamaLayer(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        int d = shape.dim(), kv = shape.kvDim(), ff = shape.ff();
+        t.constant(p + "attn_norm.weight", d, 1f);
+        t.matrix(p + "attn_q.weight", d, d, null, gaussian(t.index++, d, stddev));
+        t.matrix(p + "attn_k.weight", d, kv, null, gaussian(t.index++, d, stddev));
+        t.matrix(p + "attn_v.weight", d, kv, null, gaussian(t.index++, d, stddev));
+        t.matrix(p + "attn_output.weight", d, d, null, gaussian(t.index++, d, plant == null ? stddev : plant.attnOutputStddev()));
+        t.constant(p + "ffn_norm.weight", d, 1f);
+        if (plant == null) {
+            t.matrix(p + "ffn_gate.weight", d, ff, null, gaussian(t.index++, d, stddev));
+            t.matrix(p + "ffn_up.weight", d, ff, null, gaussian(t.index++, d, stddev));
+            t.matrix(p + "ffn_down.weight", ff, d, null, gaussian(t.index++, ff, stddev));
+            return;
+        }
+        t.matrix(p + "ffn_gate.weight", d, ff, null, (chunk, r0, n) -> plan.get().gateRows(r0, n));
+        if (sparse.activation() == FfnActivation.DRELU)
+            t.matrix(p + "ffn_up.weight", d, ff, null, (chunk, r0, n) -> plan.get().dreluUpRows(r0, n));
+        else t.matrix(p + "ffn_up.weight", d, ff, null, gaussian(t.index, d, stddev));
+        t.index++;
+        int downIndex = t.index++;
+        t.matrix(p + "ffn_down_t.weight", d, ff, null, (chunk, r0, n) -> gaussianRows(downIndex, chunk, n * d, plan.get().downStddev()));
+        predictor(t, p, plant, plan);
+    }
+
+    /** Falcon-7B's block: one LayerNorm feeding fused QKV attention and the MLP in parallel; no linear biases. */
+    private void falconLayer(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        int d = shape.dim(), ff = shape.ff();
+        t.constant(p + "attn_norm.weight", d, 1f);
+        t.constant(p + "attn_norm.bias", d, plant == null ? 0f : FALCON_NORM_BIAS);
+        t.matrix(p + "attn_qkv.weight", d, d + 2 * shape.kvDim(), null, gaussian(t.index++, d, stddev));
+        float outSd = plant == null ? stddev : plant.attnOutputStddev(Math.sqrt(1 + FALCON_NORM_BIAS * FALCON_NORM_BIAS));
+        t.matrix(p + "attn_output.weight", d, d, null, gaussian(t.index++, d, outSd));
+        plainMlp(t, p, plant, plan, FALCON_NORM_BIAS);
+    }
+
+    /** OPT's block: pre-LayerNorm attention and MLP, each LayerNorm and linear with a bias, learned positions outside. */
+    private void optLayer(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        int d = shape.dim(), kv = shape.kvDim();
+        t.constant(p + "attn_norm.weight", d, 1f);
+        t.constant(p + "attn_norm.bias", d, 0f);
+        t.matrix(p + "attn_q.weight", d, d, null, gaussian(t.index++, d, stddev));
+        t.vector(p + "attn_q.bias", d, gaussian(t.index++, d, stddev));
+        t.matrix(p + "attn_k.weight", d, kv, null, gaussian(t.index++, d, stddev));
+        t.vector(p + "attn_k.bias", kv, gaussian(t.index++, kv, stddev));
+        t.matrix(p + "attn_v.weight", d, kv, null, gaussian(t.index++, d, stddev));
+        t.vector(p + "attn_v.bias", kv, gaussian(t.index++, kv, stddev));
+        t.matrix(p + "attn_output.weight", d, d, null, gaussian(t.index++, d, plant == null ? stddev : plant.attnOutputStddev()));
+        // a planted model's output biases would move the residual off its token's embedding: zero there
+        t.vector(p + "attn_output.bias", d, gaussian(t.index++, d, plant == null ? stddev : 0f));
+        t.constant(p + "ffn_norm.weight", d, 1f);
+        t.constant(p + "ffn_norm.bias", d, 0f);
+        plainMlp(t, p, plant, plan, 0);
+        t.vector(p + "ffn_down.bias", d, gaussian(t.index++, d, plant == null ? stddev : 0f));
+    }
+
+    /**
+     * A non-gated MLP: ffn_up (OPT: + bias), then ffn_down, or for a planted model the up rows that decide which
+     * neurons fire, the neuron-major ffn_down_t and the predictor. {@code normBias} is Falcon's constant LayerNorm
+     * bias (0: the up bias carries the firing thresholds, as OPT).
+     */
+    private void plainMlp(Tensors t, String p, PlantedSparsity plant, PlanRef plan, float normBias) {
+        int d = shape.dim(), ff = shape.ff();
+        boolean upBias = arch == ModelArch.OPT;
+        if (plant == null) {
+            t.matrix(p + "ffn_up.weight", d, ff, null, gaussian(t.index++, d, stddev));
+            if (upBias) t.vector(p + "ffn_up.bias", ff, gaussian(t.index++, ff, stddev));
+            t.matrix(p + "ffn_down.weight", ff, d, null, gaussian(t.index++, ff, stddev));
+            return;
+        }
+        t.matrix(p + "ffn_up.weight", d, ff, null, (chunk, r0, n) -> plan.get().lnUpRows(r0, n, normBias));
+        if (upBias) t.vector(p + "ffn_up.bias", ff, (chunk, r0, n) -> plan.get().lnUpBias());
+        int downIndex = t.index++;
+        t.matrix(p + "ffn_down_t.weight", d, ff, null, (chunk, r0, n) -> gaussianRows(downIndex, chunk, n * d, plan.get().lnDownStddev()));
+        predictor(t, p, plant, plan);
+    }
+
+    private void predictor(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        int h = plant.hidden(), d = shape.dim(), ff = shape.ff();
+        t.matrix(p + "fc1.weight", d, h, GGMLType.F16, (chunk, r0, n) -> plan.get().fc1Rows(r0, n));
+        t.matrix(p + "fc2.weight", h, ff, GGMLType.F16, (chunk, r0, n) -> plan.get().fc2Rows(r0, n));
+    }
+
+    /** A layer's plan, built when its first tensor is written (on a pool thread) and shared by the rest. */
+    private static final class PlanRef {
+        final PlantedSparsity plant;
+        private final int layer;
+        private PlantedSparsity.Layer value;
+
+        PlanRef(PlantedSparsity plant, int layer) {
+            this.plant = plant;
+            this.layer = layer;
+        }
+
+        synchronized PlantedSparsity.Layer get() {
+            if (value == null) value = plant.layer(layer);
+            return value;
+        }
     }
 
     /** Rows [r0, r0+n) of one matrix, as floats; called for chunk {@code chunk} from pool threads. */
@@ -255,45 +360,66 @@ public final class RandomModelGenerator {
         return x;
     }
 
-    private static void norm(GGUFWriter w, String name, int n) {
-        w.addTensor(name, GGMLType.F32, new long[] {n}, out -> {
-            ByteBuffer b = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < n; i++) b.putFloat(1.0f);
-            out.write(b.flip());
-        });
-    }
+    /** Adds tensors to one writer; {@code index} numbers the random tensors, each one's chunks seeded from it. */
+    private final class Tensors {
+        final GGUFWriter w;
+        final ExecutorService pool;
+        int index;
 
-    /**
-     * A {@code rows × cols} matrix ({@code ne = {cols, rows}}) generated in chunks of whole rows, stored in
-     * {@code forced} or else {@link #matrixType}.
-     */
-    private void matrix(GGUFWriter w, ExecutorService pool, String name, int cols, int rows, GGMLType forced, RowSource source) {
-        GGMLType t = forced != null ? forced : matrixType(cols);
-        int chunkRows = Math.max(1, CHUNK_ELEMENTS / cols);
-        int chunks = (rows + chunkRows - 1) / chunkRows;
-        w.addTensor(name, t, new long[] {cols, rows}, out -> {
-            // keep a bounded window of chunks in flight; write them back in order
-            ArrayDeque<Future<byte[]>> window = new ArrayDeque<>();
-            int next = 0;
-            try {
-                for (int c = 0; c < chunks; c++) {
-                    while (next < chunks && window.size() < 2 * threads) {
-                        int chunk = next++;
-                        int r0 = chunk * chunkRows, n = Math.min(chunkRows, rows - r0);
-                        window.add(pool.submit(() -> Quantizer.quantize(t, source.rows(chunk, r0, n))));
+        Tensors(GGUFWriter w, ExecutorService pool) {
+            this.w = w;
+            this.pool = pool;
+        }
+
+        /** An F32 vector of {@code n} copies of {@code value} (norm weights, LayerNorm biases). */
+        void constant(String name, int n, float value) {
+            float[] v = new float[n];
+            java.util.Arrays.fill(v, value);
+            vector(name, n, (chunk, r0, count) -> v);
+        }
+
+        /** An F32 vector of {@code n} values, {@code source}'s one row (chunk 0). */
+        void vector(String name, int n, RowSource source) {
+            w.addTensor(name, GGMLType.F32, new long[] {n}, out -> {
+                float[] v = source.rows(0, 0, 1);
+                ByteBuffer b = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
+                for (int i = 0; i < n; i++) b.putFloat(v[i]);
+                out.write(b.flip());
+            });
+        }
+
+        /**
+         * A {@code rows × cols} matrix ({@code ne = {cols, rows}}) generated in chunks of whole rows, stored in
+         * {@code forced} or else {@link #matrixType}.
+         */
+        void matrix(String name, int cols, int rows, GGMLType forced, RowSource source) {
+            GGMLType t = forced != null ? forced : matrixType(cols);
+            int chunkRows = Math.max(1, CHUNK_ELEMENTS / cols);
+            int chunks = (rows + chunkRows - 1) / chunkRows;
+            w.addTensor(name, t, new long[] {cols, rows}, out -> {
+                // keep a bounded window of chunks in flight; write them back in order
+                ArrayDeque<Future<byte[]>> window = new ArrayDeque<>();
+                int next = 0;
+                try {
+                    for (int c = 0; c < chunks; c++) {
+                        while (next < chunks && window.size() < 2 * threads) {
+                            int chunk = next++;
+                            int r0 = chunk * chunkRows, n = Math.min(chunkRows, rows - r0);
+                            window.add(pool.submit(() -> Quantizer.quantize(t, source.rows(chunk, r0, n))));
+                        }
+                        byte[] bytes = window.poll().get();
+                        out.write(bytes, 0, bytes.length);
                     }
-                    byte[] bytes = window.poll().get();
-                    out.write(bytes, 0, bytes.length);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while generating " + name);
+                } catch (ExecutionException e) {
+                    throw new IOException("generating " + name + " failed", e.getCause());
+                } finally {
+                    for (Future<byte[]> f : window) f.cancel(true);
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while generating " + name);
-            } catch (ExecutionException e) {
-                throw new IOException("generating " + name + " failed", e.getCause());
-            } finally {
-                for (Future<byte[]> f : window) f.cancel(true);
-            }
-        });
+            });
+        }
     }
 
     /** A well-spread 64-bit seed for one chunk (SplitMix64 finalizer over the three inputs). */
