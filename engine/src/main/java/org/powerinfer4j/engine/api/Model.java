@@ -35,8 +35,9 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
  * alone. The model owns forward execution: one forward pass at a time runs on the worker pool, the others wait
  * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
  * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
- * with a GPU, the device workspace). Instead, decode steps that arrive while a pass runs are batched into the
- * next one ({@link DecodeBatcher}): N streams share one pass over the weights, each with the logits it gets alone.
+ * with a GPU, the device workspace). With {@link ModelOptions#withBatchSequences} decode steps that arrive while a
+ * pass runs are batched into the next one ({@link DecodeBatcher}): N streams share one pass over the weights, each
+ * with the logits it gets alone (off by default: on this project's kernels it does not yet raise throughput).
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));

@@ -27,7 +27,8 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  *                      {@link org.powerinfer4j.engine.tensor.RepackedQ4_0} at load ({@code --no-repack} turns it off):
  *                      about 1.1× their size in native memory and a one-time copy, for faster decode and prefill
  * @param batchSequences batch the decode steps of concurrent sessions into shared passes over the weights
- *                      (default on; results are bit-identical either way, see {@code DecodeBatcher})
+ *                      (results are bit-identical either way, see {@code DecodeBatcher}); default off until
+ *                      per-token kernels that share their dequantization make it pay (measured: no gain yet)
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
                            SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
@@ -44,11 +45,11 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
 
     public ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation, SparseMode sparseMode,
                         float sparseThreshold, boolean sparseStats, GGMLType kvCacheType, GpuOptions gpu) {
-        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, true);
+        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, false);
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, true);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, false);
     }
 
     public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }

@@ -162,12 +162,8 @@ public final class MatrixOps {
                 int r = from;
                 for (; r < to && (r & 3) != 0; r++)
                     for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
-                for (; r + 4 <= to; r += 4) {
-                    int b = 0;
-                    for (; b + 2 <= batch; b += 2)   // two vectors per pass over the tile's nibbles
-                        RepackedQ4Kernels.dot4x2(rep, r, fxp[b], fxs[b], fxp[b + 1], fxs[b + 1], out, b * rows + r, (b + 1) * rows + r, lanes);
-                    for (; b < batch; b++) RepackedQ4Kernels.dot4(rep, r, fxp[b], fxs[b], out, b * rows + r, lanes);
-                }
+                for (; r + 4 <= to; r += 4)
+                    for (int b = 0; b < batch; b++) RepackedQ4Kernels.dot4(rep, r, fxp[b], fxs[b], out, b * rows + r, lanes);
                 for (; r < to; r++)
                     for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
             } else if (words) {

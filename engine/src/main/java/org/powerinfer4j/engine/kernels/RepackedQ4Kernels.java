@@ -105,64 +105,6 @@ public final class RepackedQ4Kernels {
     }
 
     /**
-     * {@link #dot4} for two activation vectors at once (decode steps of two sequences): each tile's nibbles are
-     * converted once and met by both vectors. Each vector's accumulators take exactly {@link #dot4}'s steps in
-     * its order, so {@code outA}/{@code outB} are bit-identical to two dot4 calls.
-     */
-    public static void dot4x2(RepackedQ4_0 m, int row, float[] xpA, float[] xsA, float[] xpB, float[] xsB,
-                              float[] out, int oA, int oB, float[] lanes) {
-        if ((row & 3) != 0) throw new IllegalArgumentException("dot4x2 needs a row group start, not row " + row);
-        MemorySegment seg = m.data();
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        for (int c = 0; c < m.chunks(); c++) {
-            long t = m.wordsOffset(row, c);
-            for (int g = 0; g < WORDS; g += FL) {
-                long qo = t + g * 4L;
-                IntVector w0 = IntVector.fromMemorySegment(I, seg, qo, LE);
-                IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
-                IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
-                IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
-                FloatVector s0 = FloatVector.fromArray(F, xsA, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
-                FloatVector u0 = FloatVector.fromArray(F, xsB, c * WORDS + g), u1 = u0, u2 = u0, u3 = u0;
-                int xb = c * CHUNK + g;
-                for (int k = 0; k < 8; k++) {
-                    FloatVector xa = FloatVector.fromArray(F, xpA, xb + WORDS * k), xc = FloatVector.fromArray(F, xpB, xb + WORDS * k);
-                    FloatVector n0 = nibble(w0, k), n1 = nibble(w1, k), n2 = nibble(w2, k), n3 = nibble(w3, k);
-                    s0 = n0.fma(xa, s0);
-                    s1 = n1.fma(xa, s1);
-                    s2 = n2.fma(xa, s2);
-                    s3 = n3.fma(xa, s3);
-                    u0 = n0.fma(xc, u0);
-                    u1 = n1.fma(xc, u1);
-                    u2 = n2.fma(xc, u2);
-                    u3 = n3.fma(xc, u3);
-                }
-                long so = t + RepackedQ4_0.SCALES;
-                FloatVector d0 = blockScales(seg, so, g), d1 = blockScales(seg, so + 16, g);
-                FloatVector d2 = blockScales(seg, so + 32, g), d3 = blockScales(seg, so + 48, g);
-                a0 = s0.fma(d0, a0);
-                a1 = s1.fma(d1, a1);
-                a2 = s2.fma(d2, a2);
-                a3 = s3.fma(d3, a3);
-                b0 = u0.fma(d0, b0);
-                b1 = u1.fma(d1, b1);
-                b2 = u2.fma(d2, b2);
-                b3 = u3.fma(d3, b3);
-            }
-        }
-        Simd.sum4(a0, a1, a2, a3, lanes);
-        out[oA] = lanes[0];
-        out[oA + 1] = lanes[Simd.SUM4_STRIDE];
-        out[oA + 2] = lanes[2 * Simd.SUM4_STRIDE];
-        out[oA + 3] = lanes[3 * Simd.SUM4_STRIDE];
-        Simd.sum4(b0, b1, b2, b3, lanes);
-        out[oB] = lanes[0];
-        out[oB + 1] = lanes[Simd.SUM4_STRIDE];
-        out[oB + 2] = lanes[2 * Simd.SUM4_STRIDE];
-        out[oB + 3] = lanes[3 * Simd.SUM4_STRIDE];
-    }
-
-    /**
      * Nibble k of every word masked in place, as floats q·2^4k — exact (four significant bits), and met by
      * activations scaled by 2^-4k ({@link #permuteForDot}), so every product is the same float as q·x. One mask
      * instead of a shift and a mask per nibble. Nibble 7 would reach the sign bit, so it is shifted down (and its

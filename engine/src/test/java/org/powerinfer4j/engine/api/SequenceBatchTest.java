@@ -33,7 +33,7 @@ class SequenceBatchTest {
     @ValueSource(strings = {"rand-k-f32", "rand-k-q8_0", "rand-k-q4_k_m", "rand-k-q5_k", "rand-k-q3_k", "rand-k-iq4_xs", "stories260K-q4_0"})
     void aBatchedStepEqualsTheStepAlone(String name) throws Exception {
         Path p = TestData.file("models/quantized/" + name + ".gguf");
-        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64);
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
         try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
             assertBatchedEqualsAlone(batched, alone);
         }
@@ -43,7 +43,7 @@ class SequenceBatchTest {
     void aBatchedStepEqualsTheStepAloneOnA110mModel() throws Exception {
         // big enough that every product (and the per-token matVecBatch) is split over the 2-thread pool
         Path p = GeneratedModels.llama110m();
-        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64);
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
         try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
             assertBatchedEqualsAlone(batched, alone);
         }
@@ -96,7 +96,7 @@ class SequenceBatchTest {
     void concurrentSessionsShareDecodePasses() throws Exception {
         Path p = GeneratedModels.llama110m();
         int sessions = 4, tokens = 24;
-        try (Model m = Model.open(p, ModelOptions.defaults().withThreads(2).withContextLength(64))) {
+        try (Model m = Model.open(p, ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true))) {
             GenerationParams greedy = GenerationParams.defaults().withMaxTokens(tokens).withStopAtEndOfGeneration(false)
                     .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY);
             int[][] prompts = {{1, 5, 9}, {1, 7}, {1, 20, 30, 40}, {1, 100}};

@@ -88,27 +88,6 @@ class RepackedQ4KernelsTest {
         }
     }
 
-    @Property(tries = 60)
-    void twoVectorsPerTileEqualTwoSingleCallsBitForBit(@ForAll @IntRange(min = 1, max = 24) int blocks,
-                                                      @ForAll @IntRange(min = 1, max = 3) int groups, @ForAll long seed) {
-        Random r = new Random(seed);
-        int n = 32 * blocks, rows = 4 * groups;
-        try (Arena arena = Arena.ofConfined()) {
-            Pair p = random(n, rows, r, arena);
-            int np = p.rep().paddedLength();
-            float[] xpA = new float[np], xsA = new float[np / 8], xpB = new float[np], xsB = new float[np / 8];
-            RepackedQ4Kernels.permuteForDot(QuantData.randomFloats(r, n), 0, n, xpA, xsA);
-            RepackedQ4Kernels.permuteForDot(QuantData.randomFloats(r, n), 0, n, xpB, xsB);
-            float[] pair = new float[2 * rows], single = new float[2 * rows], lanes = new float[64];
-            for (int g = 0; g < rows; g += 4) {
-                RepackedQ4Kernels.dot4x2(p.rep(), g, xpA, xsA, xpB, xsB, pair, g, rows + g, lanes);
-                RepackedQ4Kernels.dot4(p.rep(), g, xpA, xsA, single, g, lanes);
-                RepackedQ4Kernels.dot4(p.rep(), g, xpB, xsB, single, rows + g, lanes);
-            }
-            assertThat(pair).isEqualTo(single);
-        }
-    }
-
     private static double maxScale(Tensor t, int row, int n) {
         double m = 0;
         for (int b = 0; b < n / 32; b++) m = Math.max(m, Math.abs(Float.float16ToFloat(t.data().get(
