@@ -298,13 +298,23 @@ extern "C" __global__ void threshold_mask(const float* __restrict__ logits, int 
 #define ACT_REGLU 1
 #define ACT_DRELU 2
 #define ACT_RELU 3
+#define ACT_GELU 4
+#define ACT_GELU_TANH 5
+/**
+ * out[i] = act(gate[i]) * up[i] (gated FFNs) or act(gate[i]) alone when up is null (plain MLPs: the "gate" is the up
+ * projection). ReLU ignores up; dReLU needs it. GELU is the erf form (Falcon), GELU_TANH the tanh form (Gemma's
+ * GeGLU), both written as the CPU kernels write them.
+ */
 extern "C" __global__ void ffn_act_f32(const float* gate, const float* up, float* out, int n, int mode) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const float g = gate[i];
+        const float u = up != nullptr ? up[i] : 1.0f;
         float r;
-        if (mode == ACT_SWIGLU) r = g / (1.0f + expf(-g)) * up[i];
-        else if (mode == ACT_REGLU) r = g > 0.0f ? g * up[i] : 0.0f;
-        else if (mode == ACT_DRELU) { const float u = up[i]; r = g > 0.0f && u > 0.0f ? g * u : 0.0f; }
+        if (mode == ACT_SWIGLU) r = g / (1.0f + expf(-g)) * u;
+        else if (mode == ACT_REGLU) r = g > 0.0f ? g * u : 0.0f;
+        else if (mode == ACT_DRELU) r = g > 0.0f && u > 0.0f ? g * u : 0.0f;
+        else if (mode == ACT_GELU) r = 0.5f * g * erfcf(-g * 0.70710678118654752f) * u;
+        else if (mode == ACT_GELU_TANH) r = g / (1.0f + expf(-1.5957691216057308f * fmaf(0.044715f * g * g, g, g))) * u;
         else r = fmaxf(g, 0.0f);
         out[i] = r;
     }

@@ -1,5 +1,5 @@
-// Dense pieces of a GPU-resident llama layer for one decode token (and small batches where it is free):
-// RMSNorm, rotary embeddings, attention over an F32 KV cache with grouped-query heads, residual add, and
+// Dense pieces of a GPU-resident decoder layer for one decode token (and small batches where it is free):
+// RMSNorm, LayerNorm, rotary embeddings, attention over an F32 KV cache with grouped-query heads, residual add, and
 // F32 <-> F16 conversion (cuBLAS GemmEx takes F16 operands).
 #include "common.cuh"
 
@@ -20,13 +20,39 @@ extern "C" __global__ void rms_norm_f32(const float* x, const float* __restrict_
 }
 
 /**
+ * out[r,:] = (x[r,:] - mean) / sqrt(var + eps) * w (+ b), for r < rows (LayerNorm: Falcon, OPT). b may be null; out
+ * may alias x. One block per row.
+ */
+extern "C" __global__ void layer_norm_f32(const float* x, const float* __restrict__ w, const float* __restrict__ b, float* out, int n,
+                                          int rows, float eps) {
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float* xr = x + (size_t)r * n;
+        float* o = out + (size_t)r * n;
+        float sum = 0.0f;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i];
+        const float mean = block_sum(sum) / (float)n;
+        float var = 0.0f;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const float d = xr[i] - mean;
+            var += d * d;
+        }
+        const float scale = 1.0f / sqrtf(block_sum(var) / (float)n + eps);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const float v = (xr[i] - mean) * scale * w[i];
+            o[i] = b != nullptr ? v + b[i] : v;
+        }
+    }
+}
+
+/**
  * Rotary embedding in place, llama.cpp style. Token t (t < n_tokens) of v starts at v + t*token_stride and holds
  * n_heads heads of head_dim values; the first n_rot dimensions of each head rotate by theta_i = pos·inv_freq[i],
  * pos = pos0 + t, inv_freq[i] = base^(-2i/n_rot) (taken from the inv_freq table when given, so the CPU and GPU use
- * the same angles). neox = 0 rotates adjacent pairs (2i, 2i+1), neox = 1 rotates (i, i + n_rot/2).
+ * the same angles, every frequency scaling folded in). neox = 0 rotates adjacent pairs (2i, 2i+1), neox = 1 rotates
+ * (i, i + n_rot/2). cos and sin are scaled by mscale (YaRN's magnitude correction; 1 otherwise).
  */
 extern "C" __global__ void rope_f32(float* v, int n_tokens, int token_stride, int n_heads, int head_dim, int n_rot, int pos0,
-                                    const float* __restrict__ inv_freq, float freq_base, int neox) {
+                                    const float* __restrict__ inv_freq, float freq_base, float mscale, int neox) {
     const int half = n_rot / 2;
     const long long total = (long long)n_tokens * n_heads * half;
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (long long)gridDim.x * blockDim.x) {
@@ -37,6 +63,8 @@ extern "C" __global__ void rope_f32(float* v, int n_tokens, int token_stride, in
         const float theta = (float)(pos0 + t) * f;
         float s, c;
         sincosf(theta, &s, &c);
+        s *= mscale;
+        c *= mscale;
         float* base = v + (size_t)t * token_stride + (size_t)h * head_dim;
         const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
         const float x0 = base[i0], x1 = base[i1];
@@ -70,6 +98,9 @@ extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float
 //   q        n_heads*head_dim query (already rotated and NOT pre-scaled)
 //   k, v     cache rows for this layer: position t of KV head g at k + t*kv_stride + g*head_dim
 //   scale    1/sqrt(head_dim) for llama
+//   softcap  scores become softcap * tanh(score / softcap) when > 0 (Gemma 2)
+//   sinks    per-head sink logits (gpt-oss) that join the softmax's denominator and add no value; null = none
+// A sliding window is the caller's: k and v start at the window's first position, n_kv counts the window.
 // head_dim <= ATT_MAX_HD.
 #define ATT_WARPS 4
 #define ATT_MAX_HD 256
@@ -78,7 +109,7 @@ extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float
 extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
               float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
-              int splits) {
+              float softcap, const float* __restrict__ sinks, int splits) {
     __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
     __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -106,6 +137,7 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
                 if (d < head_dim) s += qv[j] * kp[d];
             }
             s = warp_sum(s) * scale;
+            if (softcap > 0.0f) s = softcap * tanhf(s / softcap);
             const float mn = fmaxf(m, s);
             const float corr = expf(m - mn); // m = -inf on the first position: corr = 0
             const float p = expf(s - mn);
@@ -130,7 +162,10 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
         float M = -INFINITY;
 #pragma unroll
         for (int w = 0; w < ATT_WARPS; w++) M = fmaxf(M, s_m[w]);
-        float L = 0.0f;
+        // the sink (one split only, or the combine kernel, counts it): it raises the max and the denominator
+        const float sink = sinks != nullptr && splits == 1 ? sinks[h] : -INFINITY;
+        M = fmaxf(M, sink);
+        float L = sink > -INFINITY ? expf(sink - M) : 0.0f;
 #pragma unroll
         for (int w = 0; w < ATT_WARPS; w++) L += s_l[w] > 0.0f ? s_l[w] * expf(s_m[w] - M) : 0.0f;
         for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
@@ -152,14 +187,15 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
     }
 }
 
-/** Merges the splits of attention_f32: out[h,:] = Σ_s acc_s e^(m_s - M) / Σ_s l_s e^(m_s - M). One block per head. */
+/** Merges the splits of attention_f32: out[h,:] = Σ_s acc_s e^(m_s - M) / (Σ_s l_s e^(m_s - M) + e^(sink_h - M)). One block per head. */
 extern "C" __global__ void attention_combine_f32(const float* __restrict__ partial, float* __restrict__ out, int n_heads,
-                                                 int head_dim, int splits) {
+                                                 int head_dim, const float* __restrict__ sinks, int splits) {
     for (int h = blockIdx.x; h < n_heads; h += gridDim.x) {
         const float* p = partial + (size_t)h * splits * (head_dim + 2);
-        float M = -INFINITY;
+        const float sink = sinks != nullptr ? sinks[h] : -INFINITY;
+        float M = sink;
         for (int s = 0; s < splits; s++) M = fmaxf(M, p[(size_t)s * (head_dim + 2)]);
-        float L = 0.0f;
+        float L = sink > -INFINITY ? expf(sink - M) : 0.0f;
         for (int s = 0; s < splits; s++) {
             const float* ps = p + (size_t)s * (head_dim + 2);
             if (ps[1] > 0.0f) L += ps[1] * expf(ps[0] - M);

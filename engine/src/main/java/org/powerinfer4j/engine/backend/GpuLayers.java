@@ -3,28 +3,36 @@ package org.powerinfer4j.engine.backend;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.powerinfer4j.engine.gpu.GgmlRows;
-import org.powerinfer4j.engine.gpu.GpuActivation;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.gpu.GpuBuffer;
 import org.powerinfer4j.engine.gpu.GpuMatrix;
 import org.powerinfer4j.engine.gpu.GpuStream;
+import org.powerinfer4j.engine.model.GraphBuilder;
 import org.powerinfer4j.engine.model.InferenceState;
+import org.powerinfer4j.engine.model.LayerGraph;
+import org.powerinfer4j.engine.model.LayerGraph.Buf;
 import org.powerinfer4j.engine.model.LayerOffload;
-import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelConfig;
+import org.powerinfer4j.engine.model.ModelGraph;
 import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.model.RopeTables;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * llama.cpp's {@code -ngl N} for dense models: the last N transformer layers (and with N = layers + 1 the final
  * norm and output head) live whole on the device — weights uploaded once, a per-session F32 KV cache — and the
- * residual stream crosses PCIe once per token and chunk. Layers run token by token with the device's dense
- * pieces (RMSNorm, mat-vec, RoPE, attention over the cache, SwiGLU/ReGLU/ReLU, residual adds).
+ * residual stream crosses PCIe once per token and chunk. Each layer runs its {@link LayerGraph} — the graph the CPU
+ * runs, of any architecture — token by token with the device's operators ({@link DeviceLayer}); layers the device
+ * cannot run (experts, weight types its kernels lack) stay on the CPU below the device suffix. In PowerInfer's
+ * hybrid placement ({@link #attention}) only the attention blocks {@code [0, attentionEnd)} of the first layers live
+ * here, and the FFN stays with the hybrid executor.
  *
  * <p>Every token's keys and values are also copied back into the CPU KV cache, so the CPU can take over at any
  * moment: a device allocation failure (weights at load, a session's cache at its first token) or a failed
@@ -34,18 +42,17 @@ import org.powerinfer4j.engine.tensor.Tensor;
 public final class GpuLayers implements LayerOffload, AutoCloseable {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
 
-    private record DeviceLayer(int index, GpuBuffer attnNorm, GpuMatrix wq, GpuMatrix wk, GpuMatrix wv, GpuMatrix wo,
-                               GpuBuffer ffnNorm, GpuMatrix gate, GpuMatrix up, GpuMatrix down, boolean downNeuronMajor) {}
-
     private final GpuBackend gpu;
     private final ModelConfig c;
+    private final ModelGraph graph;
     private final int first;                 // whole layers [first, L) run here; L in attention-only mode
-    private final DeviceLayer[] layers;      // whole layers, or attention blocks only (FFN parts null)
+    private final boolean attentionOnly;
+    private final DeviceLayer[] layers;
     private final int[] slot;                // model layer → index into layers, −1 when the CPU has it
     private final GpuMatrix output;          // null: the head stays on the CPU
-    private final GpuBuffer outputNorm, invFreq;
-    private final GpuActivation activation;
-    private final int contextLength;
+    private final DeviceLayer.Norm outputNorm;
+    private final DeviceLayer.DeviceRope[] ropes;
+    private final int contextLength, maxFf;
     private final long weightBytes;
     private final List<AutoCloseable> owned;
     private final Consumer<String> warn;
@@ -53,36 +60,50 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean kvWarned = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean failed;
 
-    private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, int first, DeviceLayer[] layers, GpuMatrix output, GpuBuffer outputNorm,
-                      GpuBuffer invFreq, int contextLength, long weightBytes, List<AutoCloseable> owned, Consumer<String> warn) {
+    private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph graph, int first, boolean attentionOnly, DeviceLayer[] layers,
+                      GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, long weightBytes,
+                      List<AutoCloseable> owned, Consumer<String> warn) {
         this.gpu = gpu;
         this.ownsBackend = ownsBackend;
         this.c = c;
+        this.graph = graph;
         this.first = first;
+        this.attentionOnly = attentionOnly;
         this.layers = layers;
         this.output = output;
         this.outputNorm = outputNorm;
-        this.invFreq = invFreq;
+        this.ropes = ropes;
         this.contextLength = contextLength;
         this.weightBytes = weightBytes;
         this.owned = owned;
         this.warn = warn;
-        this.activation = GpuActivation.of(c.activation(), layers.length > 0 && layers[0].gate() != null);
+        int ff = 1;
+        for (DeviceLayer l : layers) ff = Math.max(ff, l.ff);
+        this.maxFf = ff;
         this.slot = new int[c.layers()];
         java.util.Arrays.fill(slot, -1);
-        for (int i = 0; i < layers.length; i++) slot[layers[i].index()] = i;
+        for (int i = 0; i < layers.length; i++) slot[layers[i].index] = i;
     }
 
-    /** Whether only attention blocks live here (the hybrid placement), not whole layers. */
-    private boolean attentionOnly() {
-        return layers.length > 0 && layers[0].up() == null;
+    /** One session's F32 KV cache for one layer on the device (K and V). */
+    static long kvBytes(ModelConfig c, int contextLength) {
+        return 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
     }
 
-    /** Device bytes of one layer's attention block: Q/K/V/O, its norm, and one session's F32 KV cache. */
-    static long attentionBytes(LayerWeights l, ModelConfig c, int contextLength) {
-        long b = GpuFootprint.pad(4L * c.dim());
-        for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo()}) b += GpuFootprint.pad(t.rowBytes() * t.rows());
-        return b + 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
+    /** Device bytes of one layer's attention block: its weights and norms, and one session's F32 KV cache. */
+    static long attentionBytes(ModelGraph g, ModelWeights w, int layer, ModelConfig c, int contextLength) {
+        return DeviceLayer.weightBytes(g.layers()[layer], w.layers()[layer], true) + kvBytes(c, contextLength);
+    }
+
+    /** Bytes of device memory one whole layer takes: its weights plus one session's F32 KV cache. */
+    static long layerBytes(ModelGraph g, ModelWeights w, int layer, ModelConfig c, int contextLength) {
+        return DeviceLayer.weightBytes(g.layers()[layer], w.layers()[layer], false) + kvBytes(c, contextLength);
+    }
+
+    /** Bytes of the final norm, output head and logits buffer. */
+    static long headBytes(ModelGraph g, ModelConfig c) {
+        long b = DeviceLayer.bytes(g.output()) + DeviceLayer.bytes(g.outputNorm().weight()) + GpuFootprint.pad(4L * c.vocabSize());
+        return g.outputNorm().bias() != null ? b + DeviceLayer.bytes(g.outputNorm().bias()) : b;
     }
 
     /**
@@ -91,7 +112,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * (with a note) when none fit, the weights are of a type the kernels do not take, or the device is unavailable.
      */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info) {
-        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open(info));
+        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open(info), true);
     }
 
     /** As {@link #attention(GpuOptions, ModelConfig, ModelWeights, int, long, Consumer)} on {@code shared}, which it does not close. */
@@ -101,107 +122,71 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     }
 
     static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
-                               java.util.function.Supplier<GpuBackend> open) {
+                               Supplier<GpuBackend> open) {
         return attention(o, c, w, contextLength, budget, info, open, true);
     }
 
     private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
-                                       java.util.function.Supplier<GpuBackend> open, boolean ownsBackend) {
+                                       Supplier<GpuBackend> open, boolean ownsBackend) {
         if (!o.enabled()) return null;
+        ModelGraph g = GraphBuilder.build(c, w);
         int n = 0;
         long left = budget;
+        String why = null;
         while (n < c.layers()) {
-            LayerWeights l = w.layers()[n];
-            boolean ok = true;
-            for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo()}) ok &= GgmlRows.supported(t.type());
-            if (!ok || (budget >= 0 && attentionBytes(l, c, contextLength) > left)) break;
-            left -= attentionBytes(l, c, contextLength);
+            why = DeviceLayer.unsupported(g.layers()[n], w.layers()[n], c, true);
+            if (why != null) break;
+            long bytes = attentionBytes(g, w, n, c, contextLength);
+            if (budget >= 0 && bytes > left) break;
+            left -= bytes;
             n++;
         }
+        if (n == 0 && why != null) info.accept("note: the GPU cannot run blk.0's attention (" + why + "); attention runs on the CPU");
         if (n == 0) return null;
         GpuBackend gpu = open.get();
         if (gpu == null) return null;
-        List<AutoCloseable> owned = new ArrayList<>();
-        try (GpuStream s = gpu.createStream()) {
-            DeviceLayer[] dl = new DeviceLayer[n];
-            long bytes = 0;
-            for (int i = 0; i < n; i++) {
-                LayerWeights l = w.layers()[i];
-                dl[i] = new DeviceLayer(i, floats(gpu, s, l.attnNorm(), owned), matrix(gpu, s, l.wq(), owned), matrix(gpu, s, l.wk(), owned),
-                        matrix(gpu, s, l.wv(), owned), matrix(gpu, s, l.wo(), owned), null, null, null, null, false);
-                bytes += attentionBytes(l, c, contextLength) - 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
-            }
-            GpuBuffer inv = own(gpu.uploadFloats(s, GpuBackend.ropeInvFreq(c.ropeDim(), c.ropeFreqBase())), owned);
-            return new GpuLayers(gpu, ownsBackend, c, c.layers(), dl, null, null, inv, contextLength, bytes, owned, info);
+        try {
+            return upload(gpu, ownsBackend, c, g, w, 0, n, true, false, contextLength, info);
         } catch (RuntimeException e) {
-            closeAll(owned);
             if (ownsBackend) gpu.close();
             info.accept("warning: the GPU could not take the attention weights (" + e.getMessage() + "); attention runs on the CPU");
             return null;
         }
     }
 
-    /** Device bytes this placement holds for one session: weights, plus its KV cache. */
-    public long deviceBytes() {
-        return weightBytes + 2L * layers.length * GpuFootprint.pad(4L * contextLength * c.kvDim());
-    }
-
-    /** Bytes of device memory one layer takes: its weights plus one session's F32 KV cache. */
-    static long layerBytes(LayerWeights l, ModelConfig c, int contextLength) {
-        long b = 0;
-        for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo(), l.ffnGate(), l.ffnUp(), down(l)})
-            if (t != null) b += GpuFootprint.pad(t.rowBytes() * t.rows());
-        b += 2 * GpuFootprint.pad(4L * c.dim());
-        return b + 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
-    }
-
-    /** Bytes of the final norm, output head and logits buffer. */
-    static long headBytes(ModelWeights w, ModelConfig c) {
-        return GpuFootprint.pad(w.output().rowBytes() * w.output().rows()) + GpuFootprint.pad(4L * c.dim()) + GpuFootprint.pad(4L * c.vocabSize());
-    }
-
-    /** The down projection as stored: {@code ffn_down} ({dim rows}), else PowerInfer's neuron-major {@code ffn_down_t}. */
-    private static Tensor down(LayerWeights l) {
-        return l.ffnDown() != null ? l.ffnDown() : l.ffnDownT();
-    }
-
-    private static boolean deviceLayer(LayerWeights l) {
-        for (Tensor t : new Tensor[]{l.wq(), l.wk(), l.wv(), l.wo(), l.ffnGate(), l.ffnUp(), down(l)})
-            if (t != null && !GgmlRows.supported(t.type())) return false;
-        return true;
-    }
-
     /**
      * The offload {@code o} asks for, or null (with a note to {@code info}) when nothing goes to the device: mode
-     * off or no layers asked, {@code --gpu auto} without CUDA, no layer whose weights the device kernels support,
-     * or not even one layer fitting the budget or the device's memory.
+     * off or no layers asked, {@code --gpu auto} without CUDA, no layer the device can run, or not even one layer
+     * fitting the budget or the device's memory.
      */
     public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info) {
         return create(o, c, w, contextLength, info, () -> o.mode().open(info));
     }
 
     /** As {@link #create(GpuOptions, ModelConfig, ModelWeights, int, Consumer)} on the device {@code open} gives (tests). */
-    static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info,
-                            java.util.function.Supplier<GpuBackend> open) {
+    static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info, Supplier<GpuBackend> open) {
         if (!o.enabled() || (o.gpuLayers() == 0 && !o.hasBudget())) return null;
+        ModelGraph g = GraphBuilder.build(c, w);
         int total = c.layers();
         int asked = o.gpuLayers() > 0 ? Math.min(o.gpuLayers(), total + 1) : total + 1;
-        // only a suffix of layers the kernels support can move (the residual crosses over once)
+        // only a suffix of layers the device can run moves (the residual crosses over once)
         int eligible = 0;
-        while (eligible < total && deviceLayer(w.layers()[total - 1 - eligible])) eligible++;
-        boolean headOk = GgmlRows.supported(w.output().type());
+        String why = null;
+        while (eligible < total && (why = DeviceLayer.unsupported(g.layers()[total - 1 - eligible], w.layers()[total - 1 - eligible], c, false)) == null)
+            eligible++;
+        boolean headOk = GgmlRows.supported(g.output().type());
         int n = Math.min(asked, eligible);
         boolean head = asked > total && n == total && headOk;
         if (n < Math.min(asked, total))
-            info.accept("note: -ngl: layers below blk." + (total - eligible) + " have weights the GPU kernels do not take (F32, F16, Q8_0, Q4_0 only); they stay on the CPU");
+            info.accept("note: -ngl: layers below blk." + (total - eligible) + " stay on the CPU (blk." + (total - 1 - eligible) + ": " + why + ")");
         if (o.hasBudget()) {
             // layers first, from the top; the head only when every layer is on the device and it still fits
             long left = o.vramBudget();
             int fit = 0;
-            while (fit < n && layerBytes(w.layers()[total - 1 - fit], c, contextLength) <= left) left -= layerBytes(w.layers()[total - 1 - fit++], c, contextLength);
+            while (fit < n && layerBytes(g, w, total - 1 - fit, c, contextLength) <= left) left -= layerBytes(g, w, total - 1 - fit++, c, contextLength);
             if (fit < n) info.accept(String.format(Locale.ROOT, "note: --vram-budget %s holds %d of the %d layers asked for", HybridSetup.human(o.vramBudget()), fit, n));
             n = fit;
-            head = head && n == total && headBytes(w, c) <= left;
+            head = head && n == total && headBytes(g, c) <= left;
         }
         if (n == 0) {
             info.accept("note: no layer goes to the GPU; everything runs on the CPU");
@@ -212,49 +197,56 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             info.accept("note: -ngl: no usable CUDA device; all layers run on the CPU");
             return null;
         }
-        List<AutoCloseable> owned = new ArrayList<>();
-        try (GpuStream s = gpu.createStream()) {
-            int firstLayer = total - n;
-            DeviceLayer[] dl = new DeviceLayer[n];
-            long bytes = 0;
-            for (int i = 0; i < n; i++) {
-                LayerWeights l = w.layers()[firstLayer + i];
-                dl[i] = new DeviceLayer(firstLayer + i, floats(gpu, s, l.attnNorm(), owned), matrix(gpu, s, l.wq(), owned), matrix(gpu, s, l.wk(), owned),
-                        matrix(gpu, s, l.wv(), owned), matrix(gpu, s, l.wo(), owned), floats(gpu, s, l.ffnNorm(), owned),
-                        l.ffnGate() == null ? null : matrix(gpu, s, l.ffnGate(), owned), matrix(gpu, s, l.ffnUp(), owned), matrix(gpu, s, down(l), owned),
-                        l.ffnDown() == null);
-                bytes += layerBytes(l, c, contextLength) - 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
-            }
-            GpuMatrix out = null;
-            GpuBuffer outNorm = null;
-            if (head) {
-                out = matrix(gpu, s, w.output(), owned);
-                outNorm = floats(gpu, s, w.outputNorm(), owned);
-                bytes += headBytes(w, c);
-            }
-            GpuBuffer inv = own(gpu.uploadFloats(s, GpuBackend.ropeInvFreq(c.ropeDim(), c.ropeFreqBase())), owned);
-            return new GpuLayers(gpu, true, c, firstLayer, dl, out, outNorm, inv, contextLength, bytes, owned, info);
+        try {
+            return upload(gpu, true, c, g, w, total - n, n, false, head, contextLength, info);
         } catch (RuntimeException e) {
-            closeAll(owned);
             gpu.close();
             info.accept("warning: -ngl: the GPU could not take the layers (" + e.getMessage() + "); all layers run on the CPU");
             return null;
         }
     }
 
-    private static <T extends AutoCloseable> T own(T t, List<AutoCloseable> owned) {
-        owned.add(t);
-        return t;
-    }
-
-    private static GpuMatrix matrix(GpuBackend gpu, GpuStream s, Tensor t, List<AutoCloseable> owned) {
-        GpuMatrix m = gpu.uploadMatrix(s, t);
-        owned.add(m.data());
-        return m;
+    /** Uploads layers {@code [from, from + n)} (their attention blocks only, or whole), the rotary tables and maybe the head. */
+    private static GpuLayers upload(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph g, ModelWeights w, int from, int n,
+                                    boolean attentionOnly, boolean head, int contextLength, Consumer<String> info) {
+        List<AutoCloseable> owned = new ArrayList<>();
+        try (GpuStream s = gpu.createStream()) {
+            DeviceLayer[] dl = new DeviceLayer[n];
+            long bytes = 0;
+            for (int i = 0; i < n; i++) {
+                int l = from + i;
+                dl[i] = DeviceLayer.upload(gpu, s, l, g.layers()[l], w.layers()[l], c, attentionOnly, owned);
+                bytes += DeviceLayer.weightBytes(g.layers()[l], w.layers()[l], attentionOnly);
+            }
+            GpuMatrix out = null;
+            DeviceLayer.Norm outNorm = null;
+            if (head) {
+                out = gpu.uploadMatrix(s, g.output());
+                owned.add(out.data());
+                LayerGraph.Norm on = g.outputNorm();
+                outNorm = new DeviceLayer.Norm(on.in(), on.out(), floats(gpu, s, on.weight(), owned), on.bias() == null ? null : floats(gpu, s, on.bias(), owned),
+                        on.layerNorm(), on.eps(), on.weight().rowLength());
+                bytes += headBytes(g, c);
+            }
+            DeviceLayer.DeviceRope[] ropes = new DeviceLayer.DeviceRope[g.ropes().length];
+            for (int r = 0; r < ropes.length; r++) {
+                RopeTables t = g.ropes()[r];
+                GpuBuffer inv = gpu.uploadFloats(s, t.invFreq());
+                owned.add(inv);
+                ropes[r] = new DeviceLayer.DeviceRope(inv, t.mscale(), t.dims(), t.type());
+            }
+            return new GpuLayers(gpu, ownsBackend, c, g, attentionOnly ? c.layers() : from, attentionOnly, dl, out, outNorm, ropes, contextLength,
+                    bytes, owned, info);
+        } catch (RuntimeException e) {
+            closeAll(owned);
+            throw e;
+        }
     }
 
     private static GpuBuffer floats(GpuBackend gpu, GpuStream s, Tensor t, List<AutoCloseable> owned) {
-        return own(gpu.uploadFloats(s, t.data().toArray(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN))), owned);
+        GpuBuffer b = gpu.uploadFloats(s, t.data().toArray(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN)));
+        owned.add(b);
+        return b;
     }
 
     private static void closeAll(List<AutoCloseable> owned) {
@@ -266,6 +258,11 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             }
         }
         owned.clear();
+    }
+
+    /** Device bytes this placement holds for one session: weights, plus its KV cache. */
+    public long deviceBytes() {
+        return weightBytes + layers.length * kvBytes(c, contextLength);
     }
 
     @Override
@@ -289,42 +286,49 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     }
 
     public String summary() {
-        if (attentionOnly())
+        String kv = HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4);
+        if (attentionOnly)
             return String.format(Locale.ROOT, "GPU attention: %d of %d layers (blk.0-%d) on %s, %s of weights + %s KV cache per session%s",
-                    layers.length, c.layers(), layers.length - 1, gpu.name(), HybridSetup.human(weightBytes),
-                    HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4), failed ? " (failed: running on the CPU)" : "");
+                    layers.length, c.layers(), layers.length - 1, gpu.name(), HybridSetup.human(weightBytes), kv, failed ? " (failed: running on the CPU)" : "");
         return String.format(Locale.ROOT, "GPU layers: %d of %d (blk.%d-%d)%s on %s, %s of weights + %s KV cache per session%s",
                 layers.length, c.layers(), first, c.layers() - 1, output != null ? " + output head" : "", gpu.name(),
-                HybridSetup.human(weightBytes), HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4),
-                failed ? " (failed: running on the CPU)" : "");
+                HybridSetup.human(weightBytes), kv, failed ? " (failed: running on the CPU)" : "");
     }
 
     /** One session's device buffers and host staging; {@code usable} is false when they could not be allocated. */
-    private final class DeviceState implements AutoCloseable {
+    private final class DeviceState implements AutoCloseable, DeviceLayer.Buffers {
         final List<AutoCloseable> owned = new ArrayList<>();
+        final EnumMap<Buf, GpuBuffer> bufs = new EnumMap<>(Buf.class);
         HostStaging host; // pinned where the driver allows: async copies, and no blocking on pageable memory
         boolean usable, lastOk;
         GpuStream stream;
-        GpuBuffer x, xb, xb2, q, k, v, att, h, h2, logits;
+        GpuBuffer h, h2, logits;
         GpuBuffer[] kCache, vCache;
         MemorySegment hostX, hostKv, hostLogits;
 
         DeviceState() {
             try {
-                stream = own(gpu.createStream(), owned);
-                x = buf(c.dim()); xb = buf(c.dim()); xb2 = buf(c.dim());
-                q = buf(c.qDim()); k = buf(c.kvDim()); v = buf(c.kvDim()); att = buf(c.qDim());
-                if (!attentionOnly()) {
-                    h = buf(c.ffDim());
-                    h2 = buf(c.ffDim());
+                stream = own(gpu.createStream());
+                for (Buf b : Buf.values()) {
+                    int n = switch (b) {
+                        case Q, ATT -> c.qDim();
+                        case K, V -> c.kvDim();
+                        case X, XB, ATT_OUT, FFN_OUT -> c.dim();
+                    };
+                    if (attentionOnly && b == Buf.FFN_OUT) continue;
+                    bufs.put(b, alloc(n));
+                }
+                if (!attentionOnly) {
+                    h = alloc(maxFf);
+                    h2 = alloc(maxFf);
                 }
                 kCache = new GpuBuffer[layers.length];
                 vCache = new GpuBuffer[layers.length];
                 for (int i = 0; i < layers.length; i++) {
-                    kCache[i] = buf((long) contextLength * c.kvDim());
-                    vCache[i] = buf((long) contextLength * c.kvDim());
+                    kCache[i] = alloc((long) contextLength * c.kvDim());
+                    vCache[i] = alloc((long) contextLength * c.kvDim());
                 }
-                if (output != null) logits = buf(c.vocabSize());
+                if (output != null) logits = alloc(c.vocabSize());
                 long xBytes = 4L * c.dim(), kvBytes = 8L * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;
                 host = HostStaging.allocate(gpu, xBytes + kvBytes + logitBytes);
                 MemorySegment m = host.segment();
@@ -336,13 +340,39 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 close();
                 // once per model: later sessions that do not fit either go to the CPU the same way, silently
                 if (kvWarned.compareAndSet(false, true))
-                    warn.accept("warning: " + (attentionOnly() ? "GPU attention" : "-ngl") + ": no device memory for a session's KV cache ("
+                    warn.accept("warning: " + (attentionOnly ? "GPU attention" : "-ngl") + ": no device memory for a session's KV cache ("
                             + e.getMessage() + "); such sessions run on the CPU");
             }
         }
 
-        private GpuBuffer buf(long floats) {
-            return own(gpu.allocate(4 * Math.max(1, floats)), owned);
+        private <T extends AutoCloseable> T own(T t) {
+            owned.add(t);
+            return t;
+        }
+
+        private GpuBuffer alloc(long floats) {
+            return own(gpu.allocate(4 * Math.max(1, floats)));
+        }
+
+        @Override
+        public GpuBuffer buf(Buf b) {
+            return bufs.get(b);
+        }
+
+        @Override
+        public GpuBuffer h() {
+            return h;
+        }
+
+        @Override
+        public GpuBuffer h2() {
+            return h2;
+        }
+
+        /** Runs device layer {@code i} for the token at {@code pos}, its K and V queued for download into the staging area. */
+        void layer(int i, int pos) {
+            long kv = 4L * c.kvDim();
+            layers[i].run(gpu, stream, this, ropes, c, pos, kCache[i], vCache[i], hostKv.asSlice(2 * i * kv, kv), hostKv.asSlice(2 * i * kv + kv, kv));
         }
 
         @Override
@@ -369,103 +399,39 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     @Override
     public boolean forward(InferenceState s, int batch, int startPos) {
-        if (failed) return false;
+        if (failed || attentionOnly) return false;
+        return run(s, batch, startPos, 0, layers.length, true);
+    }
+
+    @Override
+    public boolean attention(InferenceState s, int layer, int batch, int startPos) {
+        if (failed || layer >= slot.length || slot[layer] < 0 || !attentionOnly) return false;
+        return run(s, batch, startPos, slot[layer], slot[layer] + 1, false);
+    }
+
+    /** Device layers {@code [from, to)} for the chunk's tokens, one token at a time; the residuals are restored on failure. */
+    private boolean run(InferenceState s, int batch, int startPos, int from, int to, boolean whole) {
         DeviceState d = s.offloadState(DeviceState::new);
         if (!d.usable) return false;
         int dim = c.dim(), kvDim = c.kvDim();
         float[] x = s.residual();
         float[] saved = java.util.Arrays.copyOf(x, batch * dim);   // the CPU redoes the chunk from here on failure
-        d.lastOk = false;
+        if (whole) d.lastOk = false;
         try {
             for (int b = 0; b < batch; b++) {
                 int pos = startPos + b;
                 MemorySegment.copy(x, b * dim, d.hostX, F32, 0, dim);
-                gpu.upload(d.stream, d.hostX, d.x, 0);
-                for (int i = 0; i < layers.length; i++) layer(d, i, pos);
-                gpu.download(d.stream, d.x, 0, d.hostX);
+                gpu.upload(d.stream, d.hostX, d.buf(Buf.X), 0);
+                for (int i = from; i < to; i++) d.layer(i, pos);
+                gpu.download(d.stream, d.buf(Buf.X), 0, d.hostX);
                 gpu.synchronize(d.stream);
                 MemorySegment.copy(d.hostX, F32, 0, x, b * dim, dim);
-                for (int i = 0; i < layers.length; i++) {
+                for (int i = from; i < to; i++) {
                     float[] kv = d.hostKv.asSlice(8L * i * kvDim, 8L * kvDim).toArray(F32);
-                    s.kv().store(layers[i].index(), pos, kv, 0, kv, kvDim);
+                    s.kv().store(layers[i].index, pos, kv, 0, kv, kvDim);
                 }
             }
-            d.lastOk = true;
-            return true;
-        } catch (RuntimeException e) {
-            System.arraycopy(saved, 0, x, 0, saved.length);
-            fail(e);
-            return false;
-        }
-    }
-
-    /** One layer for the token at {@code pos} (residual in d.x), and its keys/values queued for download. */
-    private void layer(DeviceState d, int i, int pos) {
-        attentionBlock(d, i, pos);
-        ffnBlock(d, i);
-    }
-
-    /** The attention half: norm, Q/K/V, RoPE, cache write (and its download), attention, output projection, add. */
-    private void attentionBlock(DeviceState d, int i, int pos) {
-        DeviceLayer l = layers[i];
-        GpuStream st = d.stream;
-        int dim = c.dim(), kvDim = c.kvDim();
-        gpu.rmsNorm(st, d.x, l.attnNorm(), d.xb, dim, 1, c.rmsEps());
-        gpu.matVec(st, l.wq(), d.xb, d.q, false);
-        gpu.matVec(st, l.wk(), d.xb, d.k, false);
-        gpu.matVec(st, l.wv(), d.xb, d.v, false);
-        gpu.rope(st, d.q, 1, c.qDim(), c.heads(), c.headDim(), c.ropeDim(), pos, invFreq, c.ropeType());
-        gpu.rope(st, d.k, 1, kvDim, c.kvHeads(), c.headDim(), c.ropeDim(), pos, invFreq, c.ropeType());
-        long at = 4L * pos * kvDim;
-        gpu.copy(st, d.k, 0, d.kCache[i], at, 4L * kvDim);
-        gpu.copy(st, d.v, 0, d.vCache[i], at, 4L * kvDim);
-        gpu.download(st, d.kCache[i], at, d.hostKv.asSlice(8L * i * kvDim, 4L * kvDim));
-        gpu.download(st, d.vCache[i], at, d.hostKv.asSlice(8L * i * kvDim + 4L * kvDim, 4L * kvDim));
-        gpu.attention(st, d.q, d.kCache[i], d.vCache[i], d.att, c.heads(), c.kvHeads(), c.headDim(), kvDim, pos + 1,
-                (float) (1.0 / Math.sqrt(c.headDim())));
-        gpu.matVec(st, l.wo(), d.att, d.xb2, false);
-        gpu.add(st, d.x, d.xb2, dim);
-    }
-
-    /** The FFN half of a whole device layer. */
-    private void ffnBlock(DeviceState d, int i) {
-        DeviceLayer l = layers[i];
-        GpuStream st = d.stream;
-        int dim = c.dim();
-        gpu.rmsNorm(st, d.x, l.ffnNorm(), d.xb, dim, 1, c.rmsEps());
-        if (l.gate() != null) {
-            gpu.matVec(st, l.gate(), d.xb, d.h, false);
-            gpu.matVec(st, l.up(), d.xb, d.h2, false);
-            gpu.activation(st, activation, d.h, d.h2, d.h, c.ffDim());
-        } else {
-            gpu.matVec(st, l.up(), d.xb, d.h2, false);
-            gpu.activation(st, activation, d.h2, null, d.h, c.ffDim());
-        }
-        if (l.downNeuronMajor()) gpu.sparseAxpy(st, l.down(), d.h, d.xb2, false);   // Σ_r h_r·down_t[r,:]
-        else gpu.matVec(st, l.down(), d.h, d.xb2, false);
-        gpu.add(st, d.x, d.xb2, dim);
-    }
-
-    @Override
-    public boolean attention(InferenceState s, int layer, int batch, int startPos) {
-        if (failed || layer >= slot.length || slot[layer] < 0 || !attentionOnly()) return false;
-        DeviceState d = s.offloadState(DeviceState::new);
-        if (!d.usable) return false;
-        int i = slot[layer], dim = c.dim(), kvDim = c.kvDim();
-        float[] x = s.residual();
-        float[] saved = java.util.Arrays.copyOf(x, batch * dim);
-        try {
-            for (int b = 0; b < batch; b++) {
-                int pos = startPos + b;
-                MemorySegment.copy(x, b * dim, d.hostX, F32, 0, dim);
-                gpu.upload(d.stream, d.hostX, d.x, 0);
-                attentionBlock(d, i, pos);
-                gpu.download(d.stream, d.x, 0, d.hostX);
-                gpu.synchronize(d.stream);
-                MemorySegment.copy(d.hostX, F32, 0, x, b * dim, dim);
-                float[] kv = d.hostKv.asSlice(8L * i * kvDim, 8L * kvDim).toArray(F32);
-                s.kv().store(layer, pos, kv, 0, kv, kvDim);
-            }
+            if (whole) d.lastOk = true;
             return true;
         } catch (RuntimeException e) {
             System.arraycopy(saved, 0, x, 0, saved.length);
@@ -480,11 +446,20 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         DeviceState d = s.offloadState(DeviceState::new);
         if (!d.usable || !d.lastOk) return false;
         try {
-            gpu.rmsNorm(d.stream, d.x, outputNorm, d.xb, c.dim(), 1, c.rmsEps());
-            gpu.matVec(d.stream, output, d.xb, d.logits, false);
+            GpuBuffer x = d.buf(Buf.X), xb = d.buf(Buf.XB);
+            DeviceLayer.Norm n = outputNorm;
+            if (n.layerNorm()) gpu.layerNorm(d.stream, x, n.weight(), n.bias(), xb, n.n(), 1, n.eps());
+            else {
+                gpu.rmsNorm(d.stream, x, n.weight(), xb, n.n(), 1, n.eps());
+                if (n.bias() != null) gpu.add(d.stream, xb, n.bias(), n.n());
+            }
+            gpu.matVec(d.stream, output, xb, d.logits, false);
             gpu.download(d.stream, d.logits, 0, d.hostLogits);
             gpu.synchronize(d.stream);
-            MemorySegment.copy(d.hostLogits, F32, 0, s.logits(), 0, c.vocabSize());
+            float[] out = s.logits();
+            MemorySegment.copy(d.hostLogits, F32, 0, out, 0, c.vocabSize());
+            float cap = graph.finalSoftcap();
+            if (cap > 0f) for (int i = 0; i < out.length; i++) out[i] = cap * (float) Math.tanh(out[i] / cap);
             return true;
         } catch (RuntimeException e) {
             fail(e);

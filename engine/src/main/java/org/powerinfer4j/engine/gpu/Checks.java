@@ -34,4 +34,11 @@ final class Checks {
         if (nRot <= 0 || nRot % 2 != 0 || nRot > headDim) throw new IllegalArgumentException("rope dims " + nRot + " invalid for head size " + headDim);
         if (tokens > 1 && tokenStride < heads * headDim) throw new IllegalArgumentException("token stride " + tokenStride + " < heads × head size");
     }
+
+    /** gate, out: n floats; up: n floats for the modes that read it (plain MLPs pass null: act(gate) alone). */
+    static void activation(GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n) {
+        floats(gate, n, "gate");
+        if (act == GpuActivation.DRELU || (up != null && act != GpuActivation.RELU)) floats(up, n, "up");
+        floats(out, n, "out");
+    }
 }

@@ -307,11 +307,10 @@ public final class CudaBackend implements GpuBackend {
 
     @Override
     public void activation(GpuStream s, GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n) {
-        Checks.floats(gate, n, "gate");
-        if (act != GpuActivation.RELU) Checks.floats(up, n, "up");
-        Checks.floats(out, n, "out");
+        Checks.activation(act, gate, up, out, n);
         if (n == 0) return;
-        launch(Spec.FFN_ACT_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(gate), act == GpuActivation.RELU ? null : dev(up), dev(out), n, act.ordinal());
+        launch(Spec.FFN_ACT_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(gate), act == GpuActivation.RELU || up == null ? null : dev(up), dev(out), n,
+                act.ordinal());
     }
 
     @Override
@@ -340,14 +339,25 @@ public final class CudaBackend implements GpuBackend {
     }
 
     @Override
-    public void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type) {
+    public void layerNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer bias, GpuBuffer out, int n, int rows, float eps) {
+        Checks.floats(x, (long) n * rows, "x");
+        Checks.floats(weight, n, "weight");
+        if (bias != null) Checks.floats(bias, n, "bias");
+        Checks.floats(out, (long) n * rows, "out");
+        if (rows == 0) return;
+        launch(Spec.LAYER_NORM_F32, Dim3.of(rows), THREADS, s, dev(x), dev(weight), dev(bias), dev(out), n, rows, eps);
+    }
+
+    @Override
+    public void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq,
+                     float mscale, RopeType type) {
         Checks.rope(heads, headDim, nRot, tokenStride, tokens);
         Checks.floats(v, tokens == 0 ? 0 : (long) (tokens - 1) * tokenStride + (long) heads * headDim, "v");
         Checks.floats(invFreq, nRot / 2, "invFreq");
         long pairs = (long) tokens * heads * (nRot / 2);
         if (pairs == 0) return;
         launch(Spec.ROPE_F32, Dim3.of(blocks(pairs, THREADS)), THREADS, s, dev(v), tokens, tokenStride, heads, headDim, nRot, pos0, dev(invFreq),
-                10000f, type == RopeType.NEOX ? 1 : 0);
+                10000f, mscale, type == RopeType.NEOX ? 1 : 0);
     }
 
     /** Context splits: about two blocks per multiprocessor over all heads, each split at least 128 positions. */
@@ -359,23 +369,24 @@ public final class CudaBackend implements GpuBackend {
 
     @Override
     public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                          int nKv, float scale) {
+                          int nKv, float scale, float softcap, GpuBuffer sinks) {
         Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
         Checks.floats(q, (long) heads * headDim, "q");
         Checks.floats(out, (long) heads * headDim, "out");
         long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
         Checks.floats(k, cache, "k cache");
         Checks.floats(v, cache, "v cache");
+        if (sinks != null) Checks.floats(sinks, heads, "sinks");
         int splits = attentionSplits(heads, nKv);
         if (splits == 1) {
             launch(Spec.ATTENTION_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null, heads, kvHeads,
-                    headDim, kvStride, nKv, scale, 1);
+                    headDim, kvStride, nKv, scale, softcap, dev(sinks), 1);
             return;
         }
         DeviceBuffer partial = st(s).workspace(4L * heads * splits * (headDim + 2));
         launch(Spec.ATTENTION_F32, Dim3.of(heads, splits), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), partial, heads,
-                kvHeads, headDim, kvStride, nKv, scale, splits);
-        launch(Spec.ATTENTION_COMBINE_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, partial, dev(out), heads, headDim, splits);
+                kvHeads, headDim, kvStride, nKv, scale, softcap, null, splits);
+        launch(Spec.ATTENTION_COMBINE_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, partial, dev(out), heads, headDim, dev(sinks), splits);
     }
 
     @Override

@@ -2,26 +2,32 @@ package org.powerinfer4j.engine.gpu;
 
 import org.powerinfer4j.engine.model.FfnActivation;
 
-/** FFN non-linearities of {@link GpuBackend#activation}; the ordinal is the kernel's {@code mode}. */
+/**
+ * FFN non-linearities of {@link GpuBackend#activation}; the ordinal is the kernel's {@code mode}. Gated FFNs pass
+ * gate and up: out = act(gate)·up; plain MLPs pass their up projection as "gate" and null for up: out = act(gate).
+ */
 public enum GpuActivation {
     /** silu(gate)·up */
     SWIGLU,
     /** gate &gt; 0 ? gate·up : 0 */
     REGLU,
-    /** gate &gt; 0 &amp;&amp; up &gt; 0 ? gate·up : 0 */
+    /** gate &gt; 0 &amp;&amp; up &gt; 0 ? gate·up : 0 (needs up) */
     DRELU,
-    /** max(gate, 0); no up (plain ReLU MLP: OPT, Falcon) */
-    RELU;
+    /** max(gate, 0); up ignored */
+    RELU,
+    /** GELU, erf form (Falcon): 0.5·g·erfc(−g/√2)·up */
+    GELU,
+    /** GELU, tanh form (Gemma's GeGLU): g / (1 + exp(−2√(2/π)(g + 0.044715 g³)))·up */
+    GELU_TANH;
 
-    /** The device kernel for {@code a}; null for activations the kernels lack (GELU: those layers stay on the CPU). */
+    /** The device kernel mode for {@code a}; null when a plain MLP (no gate) has an activation that needs one (dReLU). */
     public static GpuActivation of(FfnActivation a, boolean hasGate) {
-        if (a == FfnActivation.GELU || a == FfnActivation.GELU_TANH) return null;
-        if (!hasGate) return a == FfnActivation.SWIGLU ? null : RELU;
         return switch (a) {
             case SWIGLU -> SWIGLU;
-            case REGLU -> REGLU;
-            case DRELU -> DRELU;
-            case GELU, GELU_TANH -> null;
+            case REGLU -> hasGate ? REGLU : RELU;
+            case DRELU -> hasGate ? DRELU : null;
+            case GELU -> GELU;
+            case GELU_TANH -> GELU_TANH;
         };
     }
 }

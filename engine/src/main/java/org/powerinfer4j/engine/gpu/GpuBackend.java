@@ -176,19 +176,37 @@ public interface GpuBackend extends AutoCloseable {
     /** out[r,:] = x[r,:] / sqrt(mean(x[r,:]²) + eps) ⊙ weight, rows of n floats. */
     void rmsNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer out, int n, int rows, float eps);
 
+    /** out[r,:] = (x[r,:] − mean) / sqrt(var + eps) ⊙ weight (+ bias, nullable), rows of n floats (LayerNorm). */
+    void layerNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer bias, GpuBuffer out, int n, int rows, float eps);
+
     /**
      * Rotary embedding in place: token t (at position pos0 + t) starts at float t·tokenStride and has {@code heads}
-     * heads of {@code headDim}; the first nRot dimensions rotate by pos·invFreq[i] ({@link #ropeInvFreq}).
+     * heads of {@code headDim}; the first nRot dimensions rotate by pos·invFreq[i] (the model's table, every scaling
+     * folded in), with cos and sin scaled by {@code mscale} (YaRN; 1 otherwise).
      */
-    void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type);
+    void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, float mscale,
+              RopeType type);
+
+    /** {@link #rope(GpuStream, GpuBuffer, int, int, int, int, int, int, GpuBuffer, float, RopeType)} without magnitude scaling. */
+    default void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type) {
+        rope(s, v, tokens, tokenStride, heads, headDim, nRot, pos0, invFreq, 1f, type);
+    }
 
     /**
      * One query token's attention over positions 0..nKv-1 of a layer's F32 cache (position t, KV head g at float
      * t·kvStride + g·headDim of k and v), grouped-query: head h reads KV head h / (heads / kvHeads).
-     * out = softmax(q·kᵀ·scale)·v per head; q, out: heads·headDim floats.
+     * out = softmax(cap(q·kᵀ·scale))·v per head, cap(s) = softcap·tanh(s / softcap) when softcap &gt; 0; with
+     * {@code sinks} (heads floats, nullable) head h's sink logit joins the softmax's denominator. A sliding window is
+     * a slice of the cache starting at its first position. q, out: heads·headDim floats.
      */
     void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                   int nKv, float scale);
+                   int nKv, float scale, float softcap, GpuBuffer sinks);
+
+    /** Plain softmax attention: no soft-cap, no sinks. */
+    default void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
+                           int nKv, float scale) {
+        attention(s, q, k, v, out, heads, kvHeads, headDim, kvStride, nKv, scale, 0f, null);
+    }
 
     /** y[i] += x[i] for i &lt; n. */
     void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n);

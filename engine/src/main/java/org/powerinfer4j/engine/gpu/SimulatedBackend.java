@@ -334,24 +334,28 @@ public final class SimulatedBackend implements GpuBackend {
 
     @Override
     public void activation(GpuStream s, GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n) {
-        Checks.floats(gate, n, "gate");
-        if (act != GpuActivation.RELU) Checks.floats(up, n, "up");
-        Checks.floats(out, n, "out");
-        MemorySegment G = seg(gate), U = act == GpuActivation.RELU ? null : seg(up), O = seg(out);
+        Checks.activation(act, gate, up, out, n);
+        MemorySegment G = seg(gate), U = act == GpuActivation.RELU || up == null ? null : seg(up), O = seg(out);
         submit(s, () -> {
-            for (int i = 0; i < n; i++) {
-                float g = G.getAtIndex(F, i);
-                float r = switch (act) {
-                    case SWIGLU -> g / (1.0f + (float) Math.exp(-g)) * U.getAtIndex(F, i);
-                    case REGLU -> g > 0f ? g * U.getAtIndex(F, i) : 0f;
-                    case DRELU -> {
-                        float u = U.getAtIndex(F, i);
-                        yield g > 0f && u > 0f ? g * u : 0f;
-                    }
-                    case RELU -> Math.max(g, 0f);
-                };
-                O.setAtIndex(F, i, r);
+            float[] g = read(G, n), r = new float[n];
+            if (act == GpuActivation.GELU || act == GpuActivation.GELU_TANH) {
+                r = g.clone();
+                if (act == GpuActivation.GELU) org.powerinfer4j.engine.kernels.FloatKernels.geluErf(r, 0, n);
+                else org.powerinfer4j.engine.kernels.FloatKernels.gelu(r, 0, n);
+                if (U != null) for (int i = 0; i < n; i++) r[i] *= U.getAtIndex(F, i);
+            } else {
+                for (int i = 0; i < n; i++) {
+                    float u = U == null ? 1f : U.getAtIndex(F, i);
+                    r[i] = switch (act) {
+                        case SWIGLU -> g[i] / (1.0f + (float) Math.exp(-g[i])) * u;
+                        case REGLU -> g[i] > 0f ? g[i] * u : 0f;
+                        case DRELU -> g[i] > 0f && u > 0f ? g[i] * u : 0f;
+                        case RELU -> Math.max(g[i], 0f);
+                        case GELU, GELU_TANH -> throw new AssertionError("handled above");
+                    };
+                }
             }
+            MemorySegment.copy(r, 0, O, F, 0, n);
         });
     }
 
@@ -399,7 +403,31 @@ public final class SimulatedBackend implements GpuBackend {
     }
 
     @Override
-    public void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq, RopeType type) {
+    public void layerNorm(GpuStream s, GpuBuffer x, GpuBuffer weight, GpuBuffer bias, GpuBuffer out, int n, int rows, float eps) {
+        Checks.floats(x, (long) n * rows, "x");
+        Checks.floats(weight, n, "weight");
+        if (bias != null) Checks.floats(bias, n, "bias");
+        Checks.floats(out, (long) n * rows, "out");
+        MemorySegment X = seg(x), W = seg(weight), B = bias == null ? null : seg(bias), O = seg(out);
+        submit(s, () -> {
+            float[] w = read(W, n), b = B == null ? null : read(B, n);
+            for (int r = 0; r < rows; r++) {
+                float[] v = new float[n];
+                MemorySegment.copy(X, F, 4L * r * n, v, 0, n);
+                double sum = 0, var = 0;
+                for (float f : v) sum += f;
+                float mean = (float) (sum / n);
+                for (float f : v) var += (double) ((f - mean) * (f - mean));
+                float scale = 1.0f / (float) Math.sqrt((float) (var / n) + eps);
+                for (int i = 0; i < n; i++) v[i] = (v[i] - mean) * scale * w[i] + (b == null ? 0f : b[i]);
+                MemorySegment.copy(v, 0, O, F, 4L * r * n, n);
+            }
+        });
+    }
+
+    @Override
+    public void rope(GpuStream s, GpuBuffer v, int tokens, int tokenStride, int heads, int headDim, int nRot, int pos0, GpuBuffer invFreq,
+                     float mscale, RopeType type) {
         Checks.rope(heads, headDim, nRot, tokenStride, tokens);
         Checks.floats(v, tokens == 0 ? 0 : (long) (tokens - 1) * tokenStride + (long) heads * headDim, "v");
         Checks.floats(invFreq, nRot / 2, "invFreq");
@@ -411,7 +439,7 @@ public final class SimulatedBackend implements GpuBackend {
                     long base = (long) t * tokenStride + (long) h * headDim;
                     for (int i = 0; i < half; i++) {
                         float theta = (pos0 + t) * IF.getAtIndex(F, i);
-                        float cos = (float) Math.cos(theta), sin = (float) Math.sin(theta);
+                        float cos = (float) Math.cos(theta) * mscale, sin = (float) Math.sin(theta) * mscale;
                         long i0 = base + (type == RopeType.NORMAL ? 2L * i : i), i1 = type == RopeType.NORMAL ? i0 + 1 : i0 + half;
                         float x0 = V.getAtIndex(F, i0), x1 = V.getAtIndex(F, i1);
                         V.setAtIndex(F, i0, x0 * cos - x1 * sin);
@@ -423,8 +451,10 @@ public final class SimulatedBackend implements GpuBackend {
 
     @Override
     public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                          int nKv, float scale) {
+                          int nKv, float scale, float softcap, GpuBuffer sinks) {
         Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
+        if (sinks != null) Checks.floats(sinks, heads, "sinks");
+        MemorySegment SK = sinks == null ? null : seg(sinks);
         Checks.floats(q, (long) heads * headDim, "q");
         Checks.floats(out, (long) heads * headDim, "out");
         long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
@@ -443,9 +473,12 @@ public final class SimulatedBackend implements GpuBackend {
                     float d = 0f;
                     for (int i = 0; i < headDim; i++) d += qh[i] * K.getAtIndex(F, t * (long) kvStride + kvOff + i);
                     sc[t] = d * scale;
+                    if (softcap > 0f) sc[t] = softcap * (float) Math.tanh(sc[t] / softcap);
                     max = Math.max(max, sc[t]);
                 }
-                double sum = 0;
+                float sink = SK == null ? Float.NEGATIVE_INFINITY : SK.getAtIndex(F, h);
+                max = Math.max(max, sink);
+                double sum = SK == null ? 0 : Math.exp(sink - max);
                 for (int t = 0; t < nKv; t++) {
                     sc[t] = (float) Math.exp(sc[t] - max);
                     sum += sc[t];

@@ -103,13 +103,7 @@ public final class GraphBuilder {
         if (parallel) ops.add(new Add(X, ATT_OUT));
         ops.add(new Add(X, FFN_OUT));
 
-        boolean llama = !parallel && !ln && qNorm == null && kNorm == null && sinks == null && postAttn == null && postFfn == null
-                && !sliding && a.attnSoftcap() == 0f && a.family() != Family.OPT && !lw.has("attn_q.bias") && !lw.has("attn_k.bias")
-                && !lw.has("attn_v.bias") && !lw.has("attn_output.bias") && !lw.has("ffn_up.bias") && !lw.has("ffn_down.bias")
-                && !lw.has("ffn_gate_inp.weight") && c.ropeDim() > 0
-                && (c.activation() == FfnActivation.SWIGLU || c.activation().isRelu())
-                && a.attnScale() == (float) (1.0 / Math.sqrt(c.headDim()));
-        return new LayerGraph(ops, attentionEnd, llama);
+return new LayerGraph(ops, attentionEnd);
     }
 
     /** The FFN's tensors for its kind: experts and router, or a (gated) MLP with optional biases, plus predictors. */

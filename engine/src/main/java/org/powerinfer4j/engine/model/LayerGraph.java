@@ -7,7 +7,7 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * One decoder layer as a short list of ops over named activation buffers — built once per architecture from the
  * GGUF metadata (see {@link Architectures}) and run by every executor. The graph does not know where it runs: the
  * CPU executor ({@link Transformer}) interprets it op by op; a device that can take a whole layer or its attention
- * block says so through {@link LayerOffload}.
+ * block says so through {@link LayerOffload} (the device executor, {@code backend.GpuLayers}, runs the same ops).
  *
  * <p>Buffers hold {@code batch} rows, one per token, each as wide as the op that wrote it.
  *
@@ -15,10 +15,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * @param attentionEnd  ops {@code [0, attentionEnd)} form a self-contained attention block ending in the residual
  *                      add (what a device running "attention only" replaces); -1 when attention and FFN are not
  *                      separable (parallel layers)
- * @param llamaShaped   RMSNorm → Q/K/V (no biases, no per-head norms) → RoPE → global attention → out → add;
- *                      RMSNorm → FFN → add: the layer the GPU paths implement today
  */
-public record LayerGraph(List<Op> ops, int attentionEnd, boolean llamaShaped) {
+public record LayerGraph(List<Op> ops, int attentionEnd) {
 
     public LayerGraph {
         ops = List.copyOf(ops);

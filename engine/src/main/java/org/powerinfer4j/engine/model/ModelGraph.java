@@ -13,14 +13,4 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * @param finalSoftcap   {@code c · tanh(logit / c)} on the logits when > 0
  */
 public record ModelGraph(LayerGraph[] layers, RopeTables[] ropes, float embeddingScale, Tensor positionEmbd, int positionOffset,
-                         LayerGraph.Norm outputNorm, Tensor output, float finalSoftcap) {
-
-    /** Whether every layer is the llama layer the GPU paths implement (so {@code -ngl} and hybrid may take it). */
-    public boolean llamaShaped() {
-        if (embeddingScale != 1f || positionEmbd != null || finalSoftcap != 0f || outputNorm.layerNorm() || ropes.length != 1
-                || ropes[0].scaled())
-            return false;
-        for (LayerGraph l : layers) if (!l.llamaShaped()) return false;
-        return true;
-    }
-}
+                         LayerGraph.Norm outputNorm, Tensor output, float finalSoftcap) {}

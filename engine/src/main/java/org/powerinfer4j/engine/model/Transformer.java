@@ -51,8 +51,6 @@ public final class Transformer {
 
     /** Runs the last layers (and maybe the output head) through {@code o}; null = everything on the CPU. */
     public void setLayerOffload(LayerOffload o) {
-        if (o != null && !graph.llamaShaped())
-            throw new ModelException("layer offload supports llama-shaped layers only; " + c.architecture() + " runs on the CPU");
         this.offload = o;
     }
 

@@ -95,8 +95,10 @@ final class FaultyBackend implements GpuBackend {
     @Override public void gather(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n) { d.gather(s, src, idx, dst, n); }
     @Override public void scatterAdd(GpuStream s, GpuBuffer src, GpuBuffer idx, GpuBuffer dst, int n) { d.scatterAdd(s, src, idx, dst, n); }
     @Override public void rmsNorm(GpuStream s, GpuBuffer x, GpuBuffer w, GpuBuffer o, int n, int rows, float eps) { d.rmsNorm(s, x, w, o, n, rows, eps); }
-    @Override public void rope(GpuStream s, GpuBuffer v, int t, int ts, int h, int hd, int nr, int p0, GpuBuffer f, RopeType ty) { d.rope(s, v, t, ts, h, hd, nr, p0, f, ty); }
-    @Override public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer o, int h, int kvh, int hd, int kvs, int n, float sc) { d.attention(s, q, k, v, o, h, kvh, hd, kvs, n, sc); }
+    @Override public void layerNorm(GpuStream s, GpuBuffer x, GpuBuffer w, GpuBuffer b, GpuBuffer o, int n, int rows, float eps) { d.layerNorm(s, x, w, b, o, n, rows, eps); }
+    @Override public void rope(GpuStream s, GpuBuffer v, int t, int ts, int h, int hd, int nr, int p0, GpuBuffer f, float ms, RopeType ty) { d.rope(s, v, t, ts, h, hd, nr, p0, f, ms, ty); }
+    @Override public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer o, int h, int kvh, int hd, int kvs, int n, float sc,
+                                    float cap, GpuBuffer sinks) { d.attention(s, q, k, v, o, h, kvh, hd, kvs, n, sc, cap, sinks); }
     @Override public void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n) { d.add(s, y, x, n); }
     @Override public void close() { d.close(); }
 }

@@ -100,7 +100,7 @@ public final class GpuBenchmark {
             for (long o : fp.layerOverhead()) fixed += o;
             long ffn = fp.allNeuronBytes();
             ModelWeights w = ModelWeights.load(f, c);
-            for (var l : w.layers()) fixed += GpuLayers.attentionBytes(l, c, tokens + 16);   // attention + KV go first
+            for (int l = 0; l < c.layers(); l++) fixed += GpuLayers.attentionBytes(org.powerinfer4j.engine.model.GraphBuilder.build(c, w), w, l, c, tokens + 16);   // attention + KV go first
             return new long[] {fixed + ffn + (1 << 20), fixed + ffn / 2, fixed + ffn / 4};
         }
     }

@@ -18,6 +18,8 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gpu.SimulatedBackend;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.DenseFeedForward;
+import org.powerinfer4j.engine.model.GraphBuilder;
+import org.powerinfer4j.engine.model.ModelGraph;
 import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerOffload;
 import org.powerinfer4j.engine.model.ModelConfig;
@@ -38,6 +40,10 @@ class GpuLayersTest {
             GGUFFile f = GGUFFile.open(TestData.file(model));
             ModelConfig c = ModelConfig.fromGGUF(f);
             return new Loaded(f, c, ModelWeights.load(f, c));
+        }
+
+        ModelGraph graph() {
+            return GraphBuilder.build(config, weights);
         }
 
         @Override
@@ -140,7 +146,7 @@ class GpuLayersTest {
     @Test
     void aBudgetTakesTheLayersThatFitFromTheTop() throws Exception {
         try (Loaded m = Loaded.open("models/stories260K.gguf")) {
-            long oneLayer = GpuLayers.layerBytes(m.weights().layers()[4], m.config(), 256);
+            long oneLayer = GpuLayers.layerBytes(m.graph(), m.weights(), 4, m.config(), 256);
             List<String> notes = new ArrayList<>();
             GpuOptions o = GpuOptions.budget(GpuMode.SIMULATED, 2 * oneLayer + oneLayer / 2);
             try (GpuLayers g = GpuLayers.create(o, m.config(), m.weights(), 256, notes::add)) {
@@ -175,8 +181,8 @@ class GpuLayersTest {
             // weights fit, the session's KV cache does not: that session runs on the CPU, correctly
             notes.clear();
             long weights = 0;
-            for (int l = 0; l < 5; l++) weights += GpuLayers.layerBytes(m.weights().layers()[l], m.config(), 256) - 2 * 256L * 4 * m.config().kvDim();
-            long limit = weights + GpuLayers.headBytes(m.weights(), m.config()) + 64 * 1024;
+            for (int l = 0; l < 5; l++) weights += GpuLayers.layerBytes(m.graph(), m.weights(), l, m.config(), 256) - 2 * 256L * 4 * m.config().kvDim();
+            long limit = weights + GpuLayers.headBytes(m.graph(), m.config()) + 64 * 1024;
             try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 6), m.config(), m.weights(), 256, notes::add,
                     () -> new FaultyBackend(new SimulatedBackend(), limit))) {
                 assertThat(g).as("notes: %s", notes).isNotNull();
@@ -234,7 +240,7 @@ class GpuLayersTest {
         int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 32);
         try (Loaded m = Loaded.open("models/stories260K.gguf")) {
             List<String> notes = new ArrayList<>();
-            long two = GpuLayers.attentionBytes(m.weights().layers()[0], m.config(), 256) * 2 + 100;
+            long two = GpuLayers.attentionBytes(m.graph(), m.weights(), 0, m.config(), 256) * 2 + 100;
             try (GpuLayers g = GpuLayers.attention(GpuOptions.layers(GpuMode.SIMULATED, 0), m.config(), m.weights(), 256, two, notes::add)) {
                 assertThat(g.deviceLayers()).isEqualTo(2);
                 assertThat(g.firstLayer()).isEqualTo(m.config().layers());     // no whole layer moves

@@ -80,7 +80,7 @@ class HybridReferenceTest {
         long budget;
         try (HybridHarness h = new HybridHarness(0f)) {
             budget = h.budgetFor(0.5);
-            for (var l : h.weights().layers()) budget += GpuLayers.attentionBytes(l, h.config(), 128);
+            for (int l = 0; l < h.config().layers(); l++) budget += GpuLayers.attentionBytes(org.powerinfer4j.engine.model.GraphBuilder.build(h.config(), h.weights()), h.weights(), l, h.config(), 128);
         }
         GpuOptions gpu = GpuOptions.budget(GpuMode.SIMULATED, budget).withActivations(TestData.file("sparse/activation_counts.json"));
         ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withBatchSize(HybridHarness.BATCH).withKvCacheType(GGMLType.F32)

@@ -308,20 +308,35 @@ abstract class GpuBackendContract {
         Random rnd = new Random(16);
         int n = 1001;
         float[] g = TestWeights.floats(rnd, n, 0.1f), u = TestWeights.floats(rnd, n, 0.1f);
-        double[] exp = new double[n];
-        for (int i = 0; i < n; i++)
-            exp[i] = switch (act) {
-                case SWIGLU -> g[i] / (1 + Math.exp(-g[i])) * u[i];
-                case REGLU -> g[i] > 0 ? (double) g[i] * u[i] : 0;
-                case DRELU -> g[i] > 0 && u[i] > 0 ? (double) g[i] * u[i] : 0;
-                case RELU -> Math.max(0, g[i]);
-            };
-        try (GpuBuffer gb = upload(g); GpuBuffer ub = upload(u)) {
-            gpu.activation(s, act, gb, act == GpuActivation.RELU ? null : ub, gb, n); // in place, as the executor uses it
-            float[] got = download(gb, n);
-            assertClose(got, exp, null, 1e-5, act.toString());
-            for (int i = 0; i < n; i++) if (act != GpuActivation.SWIGLU && exp[i] == 0) assertThat(got[i]).isZero();
+        for (int i = 0; i < n; i += 7) g[i] *= 40;   // GELU's and SiLU's saturated tails
+        for (boolean gated : new boolean[] {true, false}) {
+            if (!gated && act == GpuActivation.DRELU) continue;   // dReLU needs both projections
+            double[] exp = new double[n];
+            for (int i = 0; i < n; i++) {
+                double x = g[i], up = gated ? u[i] : 1;
+                exp[i] = switch (act) {
+                    case SWIGLU -> x / (1 + Math.exp(-x)) * up;
+                    case REGLU -> x > 0 ? x * up : 0;
+                    case DRELU -> x > 0 && up > 0 ? x * up : 0;
+                    case RELU -> Math.max(0, x);
+                    case GELU -> 0.5 * x * (1 + erf(x / Math.sqrt(2))) * up;
+                    case GELU_TANH -> 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x))) * up;
+                };
+            }
+            try (GpuBuffer gb = upload(g); GpuBuffer ub = upload(u)) {
+                gpu.activation(s, act, gb, gated && act != GpuActivation.RELU ? ub : null, gb, n); // in place, as the executor uses it
+                float[] got = download(gb, n);
+                assertClose(got, exp, null, 1e-5, act + (gated ? " gated" : " plain"));
+                for (int i = 0; i < n; i++) if (act.ordinal() <= GpuActivation.RELU.ordinal() && act != GpuActivation.SWIGLU && exp[i] == 0) assertThat(got[i]).isZero();
+            }
         }
+    }
+
+    /** erf by Simpson's rule over e^(−t²) on 2000 intervals: float64-accurate far beyond the 1e-5 checked. */
+    static double erf(double x) {
+        double a = Math.min(Math.abs(x), 8), h = a / 2000, sum = 1 + Math.exp(-a * a);
+        for (int k = 1; k < 2000; k++) sum += (k % 2 == 1 ? 4 : 2) * Math.exp(-(k * h) * (k * h));
+        return Math.signum(x) * 2 / Math.sqrt(Math.PI) * sum * h / 3;
     }
 
     @Test
@@ -366,6 +381,52 @@ abstract class GpuBackendContract {
         }
     }
 
+    @Test
+    void layerNormMatchesCpuWithAndWithoutBias() {
+        Random rnd = new Random(22);
+        int n = 1000, rows = 3;
+        float eps = 1e-5f;
+        float[] x = TestWeights.floats(rnd, n * rows, 0f), w = TestWeights.floats(rnd, n, 0f), b = TestWeights.floats(rnd, n, 0f);
+        for (int i = 0; i < x.length; i++) x[i] += 0.7f;   // a mean to remove
+        for (boolean bias : new boolean[] {true, false}) {
+            double[] exp = new double[n * rows];
+            for (int r = 0; r < rows; r++) {
+                double mean = 0, var = 0;
+                for (int i = 0; i < n; i++) mean += x[r * n + i];
+                mean /= n;
+                for (int i = 0; i < n; i++) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+                double scale = 1 / Math.sqrt(var / n + eps);
+                for (int i = 0; i < n; i++) exp[r * n + i] = (x[r * n + i] - mean) * scale * w[i] + (bias ? b[i] : 0);
+            }
+            try (GpuBuffer xb = upload(x); GpuBuffer wb = upload(w); GpuBuffer bb = upload(b); GpuBuffer out = gpu.allocate(4L * n * rows)) {
+                gpu.layerNorm(s, xb, wb, bias ? bb : null, out, n, rows, eps);
+                assertClose(download(out, n * rows), exp, null, 1e-5, "layernorm");
+                gpu.layerNorm(s, xb, wb, bias ? bb : null, xb, n, rows, eps); // in place
+                assertClose(download(xb, n * rows), exp, null, 1e-5, "layernorm in place");
+            }
+        }
+    }
+
+    @Test
+    void ropeScalesCosAndSinByMscale() {
+        Random rnd = new Random(23);
+        int heads = 2, headDim = 8, nRot = 8, pos0 = 5;
+        float mscale = 1.3f;
+        float[] v = TestWeights.floats(rnd, heads * headDim, 0f), inv = GpuBackend.ropeInvFreq(nRot, 500f);
+        double[] exp = toDouble(v);
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < nRot / 2; i++) {
+                int i0 = h * headDim + 2 * i, i1 = i0 + 1;
+                double theta = (float) pos0 * inv[i];
+                exp[i0] = mscale * (v[i0] * Math.cos(theta) - v[i1] * Math.sin(theta));
+                exp[i1] = mscale * (v[i0] * Math.sin(theta) + v[i1] * Math.cos(theta));
+            }
+        try (GpuBuffer vb = upload(v); GpuBuffer fb = upload(inv)) {
+            gpu.rope(s, vb, 1, heads * headDim, heads, headDim, nRot, pos0, fb, mscale, RopeType.NORMAL);
+            assertClose(download(vb, v.length), exp, null, 1e-5, "rope mscale");
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(RopeType.class)
     void ropeRotatesLikeTheCpu(RopeType type) {
@@ -395,6 +456,19 @@ abstract class GpuBackendContract {
 
     @Test
     void attentionWithGroupedHeadsMatchesSoftmaxReference() {
+        attentionMatchesSoftmaxReference(0f, null);
+    }
+
+    @Test
+    void attentionSoftCapsScoresAndCountsSinks() {
+        float[] sinks = {0.5f, -2f, 3f, 0f, 1f, -0.5f, 2f, -1f};
+        attentionMatchesSoftmaxReference(4f, null);
+        attentionMatchesSoftmaxReference(0f, sinks);
+        attentionMatchesSoftmaxReference(2.5f, sinks);
+    }
+
+    /** Softmax(cap(q·k·scale)) over positions (plus a per-head sink logit that takes weight and adds no value) · v, in float64. */
+    private void attentionMatchesSoftmaxReference(float softcap, float[] sinks) {
         Random rnd = new Random(20);
         int heads = 8, kvHeads = 2, headDim = 24, kvStride = kvHeads * headDim + 8;
         float scale = (float) (1 / Math.sqrt(headDim));
@@ -410,15 +484,21 @@ abstract class GpuBackendContract {
                 for (int t = 0; t < nKv; t++) {
                     for (int i = 0; i < headDim; i++) sc[t] += (double) q[h * headDim + i] * k[t * kvStride + g * headDim + i];
                     sc[t] *= scale;
+                    if (softcap > 0) sc[t] = softcap * Math.tanh(sc[t] / softcap);
                     max = Math.max(max, sc[t]);
+                }
+                if (sinks != null) {
+                    max = Math.max(max, sinks[h]);
+                    sum = Math.exp(sinks[h] - max);
                 }
                 for (int t = 0; t < nKv; t++) sum += sc[t] = Math.exp(sc[t] - max);
                 for (int t = 0; t < nKv; t++)
                     for (int i = 0; i < headDim; i++) exp[h * headDim + i] += sc[t] / sum * v[t * kvStride + g * headDim + i];
             }
-            try (GpuBuffer qb = upload(q); GpuBuffer kb = upload(k); GpuBuffer vb = upload(v); GpuBuffer out = gpu.allocate(4L * heads * headDim)) {
-                gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale);
-                assertClose(download(out, heads * headDim), exp, null, 1e-4, "attention nKv " + nKv);
+            try (GpuBuffer qb = upload(q); GpuBuffer kb = upload(k); GpuBuffer vb = upload(v); GpuBuffer out = gpu.allocate(4L * heads * headDim);
+                 GpuBuffer sb = sinks == null ? null : upload(sinks)) {
+                gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale, softcap, sb);
+                assertClose(download(out, heads * headDim), exp, null, 1e-4, "attention nKv " + nKv + " softcap " + softcap + " sinks " + (sinks != null));
             }
         }
     }

@@ -1,0 +1,242 @@
+package org.powerinfer4j.engine.backend;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.powerinfer4j.engine.gpu.GgmlRows;
+import org.powerinfer4j.engine.gpu.GpuActivation;
+import org.powerinfer4j.engine.gpu.GpuBackend;
+import org.powerinfer4j.engine.gpu.GpuBuffer;
+import org.powerinfer4j.engine.gpu.GpuMatrix;
+import org.powerinfer4j.engine.gpu.GpuStream;
+import org.powerinfer4j.engine.gpu.PtxKernels;
+import org.powerinfer4j.engine.model.LayerGraph;
+import org.powerinfer4j.engine.model.LayerGraph.Buf;
+import org.powerinfer4j.engine.model.LayerWeights;
+import org.powerinfer4j.engine.model.ModelConfig;
+import org.powerinfer4j.engine.placement.GpuFootprint;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * One decoder layer's {@link LayerGraph} with its tensors on the device: every op of the graph (or of its attention
+ * block) uploaded once and run token by token with the device's operators. The graph is the CPU's; nothing here
+ * knows which architecture it came from. What the device cannot run (experts, an activation or weight type its
+ * kernels lack) is said by {@link #unsupported} before anything is uploaded, and that layer stays on the CPU.
+ */
+final class DeviceLayer {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    sealed interface DeviceOp permits Norm, Linear, HeadNorm, Rope, Attention, Ffn, Add {}
+
+    record Norm(Buf in, Buf out, GpuBuffer weight, GpuBuffer bias, boolean layerNorm, float eps, int n) implements DeviceOp {}
+
+    record Linear(Buf in, Buf out, GpuMatrix weight, GpuBuffer bias) implements DeviceOp {}
+
+    record HeadNorm(Buf buf, int heads, GpuBuffer weight, float eps, int headDim) implements DeviceOp {}
+
+    record Rope(Buf buf, int heads, int rope) implements DeviceOp {}
+
+    record Attention(int window, float scale, float softcap, GpuBuffer sinks) implements DeviceOp {}
+
+    /** A dense (gated) MLP: act(gate·x + b)·(up·x + b), or act(up·x + b) without a gate, then down (+ b). */
+    record Ffn(GpuMatrix gate, GpuMatrix up, GpuMatrix down, boolean downNeuronMajor, GpuBuffer gateBias, GpuBuffer upBias,
+               GpuBuffer downBias, GpuActivation act) implements DeviceOp {}
+
+    record Add(Buf dst, Buf src) implements DeviceOp {}
+
+    /** The per-session device buffers the ops read and write, one token at a time. */
+    interface Buffers {
+        GpuBuffer buf(Buf b);
+
+        /** FFN hidden scratch (n_ff floats each). */
+        GpuBuffer h();
+
+        GpuBuffer h2();
+    }
+
+    /** Rotary tables on the device: inverse frequencies and YaRN's magnitude per table of the model graph. */
+    record DeviceRope(GpuBuffer invFreq, float mscale, int dims, org.powerinfer4j.engine.model.RopeType type) {}
+
+    final int index;
+    final List<DeviceOp> ops;
+    final int ff;   // n_ff of the FFN on the device; 0 when only the attention block is here
+
+    private DeviceLayer(int index, List<DeviceOp> ops, int ff) {
+        this.index = index;
+        this.ops = ops;
+        this.ff = ff;
+    }
+
+    /** The ops the device runs for a layer: all of them, or the attention block {@code [0, attentionEnd)}. */
+    static List<LayerGraph.Op> deviceOps(LayerGraph g, boolean attentionOnly) {
+        return attentionOnly ? g.ops().subList(0, g.attentionEnd()) : g.ops();
+    }
+
+    /** Why the device cannot run these ops of layer {@code il}; null when it can. */
+    static String unsupported(LayerGraph g, LayerWeights lw, ModelConfig c, boolean attentionOnly) {
+        if (attentionOnly && g.attentionEnd() < 0) return "parallel attention and FFN, no separate attention block";
+        if (c.headDim() > PtxKernels.ATTENTION_MAX_HEAD_DIM) return "head size " + c.headDim() + ", above the attention kernel's " + PtxKernels.ATTENTION_MAX_HEAD_DIM;
+        for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
+            if (op instanceof LayerGraph.Ffn) {
+                if (lw.has("ffn_gate_inp.weight")) return "a mixture-of-experts FFN";
+                if (GpuActivation.of(c.activation(), lw.ffnGate() != null) == null) return "no device kernel for a " + c.activation() + " FFN without a gate";
+            }
+        }
+        for (Tensor t : tensors(g, lw, attentionOnly))
+            if (t.ne().length == 2 && !GgmlRows.supported(t.type()))
+                return "weights the GPU kernels do not take (" + t.name() + " is " + t.type() + "; F32, F16, Q8_0, Q4_0 only)";
+        return null;
+    }
+
+    /** Every tensor the device holds for these ops, each once, in upload order. */
+    static Set<Tensor> tensors(LayerGraph g, LayerWeights lw, boolean attentionOnly) {
+        Set<Tensor> t = new LinkedHashSet<>();
+        for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
+            switch (op) {
+                case LayerGraph.Norm n -> addAll(t, n.weight(), n.bias());
+                case LayerGraph.Linear l -> addAll(t, l.weight(), l.bias());
+                case LayerGraph.HeadNorm h -> addAll(t, h.weight());
+                case LayerGraph.Attention a -> addAll(t, a.sinks());
+                case LayerGraph.Ffn f -> addAll(t, lw.ffnGate(), lw.ffnUp(), down(lw), lw.get("ffn_gate.bias"), lw.get("ffn_up.bias"), lw.get("ffn_down.bias"));
+                case LayerGraph.Rope r -> { }
+                case LayerGraph.Add a -> { }
+            }
+        }
+        return t;
+    }
+
+    private static void addAll(Set<Tensor> set, Tensor... ts) {
+        for (Tensor t : ts) if (t != null) set.add(t);
+    }
+
+    /** The down projection as stored: {@code ffn_down} ({dim rows}), else PowerInfer's neuron-major {@code ffn_down_t}. */
+    static Tensor down(LayerWeights l) {
+        return l.ffnDown() != null ? l.ffnDown() : l.ffnDownT();
+    }
+
+    /** Device bytes of a tensor as uploaded (one allocation, padded as the planner pads). */
+    static long bytes(Tensor t) {
+        return GpuFootprint.pad(t.rowBytes() * t.rows());
+    }
+
+    /** Device bytes of these ops' tensors. */
+    static long weightBytes(LayerGraph g, LayerWeights lw, boolean attentionOnly) {
+        long b = 0;
+        for (Tensor t : tensors(g, lw, attentionOnly)) b += bytes(t);
+        return b;
+    }
+
+    /** Uploads the ops' tensors (recording each allocation in {@code owned}) and returns the device layer. */
+    static DeviceLayer upload(GpuBackend gpu, GpuStream s, int index, LayerGraph g, LayerWeights lw, ModelConfig c, boolean attentionOnly,
+                              List<AutoCloseable> owned) {
+        var up = new Object() {
+            final java.util.Map<Tensor, Object> done = new java.util.IdentityHashMap<>();
+
+            GpuMatrix matrix(Tensor t) {
+                if (t == null) return null;
+                return (GpuMatrix) done.computeIfAbsent(t, k -> {
+                    GpuMatrix m = gpu.uploadMatrix(s, k);
+                    owned.add(m.data());
+                    return m;
+                });
+            }
+
+            GpuBuffer floats(Tensor t) {
+                if (t == null) return null;
+                return (GpuBuffer) done.computeIfAbsent(t, k -> {
+                    GpuBuffer b = gpu.uploadFloats(s, k.data().asSlice(0, 4L * k.rowLength() * k.rows()).toArray(F32));
+                    owned.add(b);
+                    return b;
+                });
+            }
+        };
+        List<DeviceOp> ops = new ArrayList<>();
+        int ff = 0;
+        for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
+            ops.add(switch (op) {
+                case LayerGraph.Norm n -> new Norm(n.in(), n.out(), up.floats(n.weight()), up.floats(n.bias()), n.layerNorm(), n.eps(), n.weight().rowLength());
+                case LayerGraph.Linear l -> new Linear(l.in(), l.out(), up.matrix(l.weight()), up.floats(l.bias()));
+                case LayerGraph.HeadNorm h -> new HeadNorm(h.buf(), h.heads(), up.floats(h.weight()), h.eps(), h.weight().rowLength());
+                case LayerGraph.Rope r -> new Rope(r.buf(), r.heads(), r.rope());
+                case LayerGraph.Attention a -> new Attention(a.window(), a.scale(), a.softcap(), up.floats(a.sinks()));
+                case LayerGraph.Ffn f -> {
+                    ff = lw.ffnUp().rows();
+                    yield new Ffn(up.matrix(lw.ffnGate()), up.matrix(lw.ffnUp()), up.matrix(down(lw)), lw.ffnDown() == null,
+                            up.floats(lw.get("ffn_gate.bias")), up.floats(lw.get("ffn_up.bias")), up.floats(lw.get("ffn_down.bias")),
+                            GpuActivation.of(c.activation(), lw.ffnGate() != null));
+                }
+                case LayerGraph.Add a -> new Add(a.dst(), a.src());
+            });
+        }
+        return new DeviceLayer(index, List.copyOf(ops), ff);
+    }
+
+    /**
+     * Queues this layer's ops for the token at {@code pos} (its residual in {@code Buf.X}). The attention op writes
+     * the token's K and V into the device cache ({@code kCache}/{@code vCache}, F32, kv_dim per position) and queues
+     * their download into {@code hostK}/{@code hostV} for the CPU's cache.
+     */
+    void run(GpuBackend gpu, GpuStream st, Buffers d, DeviceRope[] ropes, ModelConfig c, int pos, GpuBuffer kCache, GpuBuffer vCache,
+             java.lang.foreign.MemorySegment hostK, java.lang.foreign.MemorySegment hostV) {
+        int kvDim = c.kvDim();
+        for (DeviceOp op : ops) {
+            switch (op) {
+                case Norm n -> {
+                    if (n.layerNorm()) gpu.layerNorm(st, d.buf(n.in()), n.weight(), n.bias(), d.buf(n.out()), n.n(), 1, n.eps());
+                    else {
+                        gpu.rmsNorm(st, d.buf(n.in()), n.weight(), d.buf(n.out()), n.n(), 1, n.eps());
+                        if (n.bias() != null) gpu.add(st, d.buf(n.out()), n.bias(), n.n());
+                    }
+                }
+                case Linear l -> {
+                    gpu.matVec(st, l.weight(), d.buf(l.in()), d.buf(l.out()), false);
+                    if (l.bias() != null) gpu.add(st, d.buf(l.out()), l.bias(), l.weight().rows());
+                }
+                case HeadNorm h -> gpu.rmsNorm(st, d.buf(h.buf()), h.weight(), d.buf(h.buf()), h.headDim(), h.heads(), h.eps());
+                case Rope r -> {
+                    DeviceRope t = ropes[r.rope()];
+                    gpu.rope(st, d.buf(r.buf()), 1, r.heads() * c.headDim(), r.heads(), c.headDim(), t.dims(), pos, t.invFreq(), t.mscale(), t.type());
+                }
+                case Attention a -> {
+                    long at = 4L * pos * kvDim;
+                    gpu.copy(st, d.buf(Buf.K), 0, kCache, at, 4L * kvDim);
+                    gpu.copy(st, d.buf(Buf.V), 0, vCache, at, 4L * kvDim);
+                    gpu.download(st, kCache, at, hostK);
+                    gpu.download(st, vCache, at, hostV);
+                    int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
+                    long from = 4L * lo * kvDim, len = 4L * (pos + 1 - lo) * kvDim;
+                    gpu.attention(st, d.buf(Buf.Q), kCache.slice(from, len), vCache.slice(from, len), d.buf(Buf.ATT), c.heads(), c.kvHeads(),
+                            c.headDim(), kvDim, pos + 1 - lo, a.scale(), a.softcap(), a.sinks());
+                }
+                case Ffn f -> ffn(gpu, st, d, f);
+                case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim());
+            }
+        }
+    }
+
+    private void ffn(GpuBackend gpu, GpuStream st, Buffers d, Ffn f) {
+        GpuBuffer x = d.buf(Buf.XB), h = d.h(), h2 = d.h2(), y = d.buf(Buf.FFN_OUT);
+        if (f.gate() != null) {
+            gpu.matVec(st, f.gate(), x, h, false);
+            if (f.gateBias() != null) gpu.add(st, h, f.gateBias(), ff);
+            gpu.matVec(st, f.up(), x, h2, false);
+            if (f.upBias() != null) gpu.add(st, h2, f.upBias(), ff);
+            gpu.activation(st, f.act(), h, h2, h, ff);
+        } else {
+            gpu.matVec(st, f.up(), x, h2, false);
+            if (f.upBias() != null) gpu.add(st, h2, f.upBias(), ff);
+            gpu.activation(st, f.act(), h2, null, h, ff);
+        }
+        if (f.downNeuronMajor()) gpu.sparseAxpy(st, f.down(), h, y, false);   // Σ_r h_r·down_t[r,:]
+        else gpu.matVec(st, f.down(), h, y, false);
+        if (f.downBias() != null) gpu.add(st, y, f.downBias(), outDim(f));
+    }
+
+    /** n_embd: rows of {@code ffn_down}, columns of the neuron-major {@code ffn_down_t}. */
+    private static int outDim(Ffn f) {
+        return f.downNeuronMajor() ? f.down().cols() : f.down().rows();
+    }
+}

@@ -1,0 +1,88 @@
+package org.powerinfer4j.engine.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.TestFactory;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.backend.GpuLayers;
+import org.powerinfer4j.engine.backend.GpuMode;
+import org.powerinfer4j.engine.backend.GpuOptions;
+import org.powerinfer4j.engine.gpu.CudaBackend;
+import org.powerinfer4j.engine.sparse.SparseMode;
+
+/**
+ * {@code -ngl} on every architecture: the device executor runs each layer's graph (the CPU's), so every {@code archs/}
+ * model with all layers and the head on the device must match Hugging Face transformers' float64 pass as the CPU
+ * does ({@link ArchitectureReferenceTest}: top-1 where the reference's top-2 gap exceeds 1e-3, top-5 log-probs within
+ * 1e-3), token by token and as a prefill chunk. Mixture-of-experts layers are not run on the device: those models
+ * keep every layer on the CPU, with a note, and the same results. ReLU models run dense here ({@code --sparse off}):
+ * {@code -ngl} moves dense layers.
+ *
+ * <p>Runs on the simulated device in every build and on CUDA (cuda-emu in CI, a real GPU where there is one).
+ */
+class ArchitectureOnDeviceTest {
+    private static final String[] MODELS = {"qwen2", "qwen3", "qwen3moe", "mixtral", "gemma2", "gemma3", "phi3", "falcon-7b", "falcon-40b", "opt", "llama-relu"};
+
+    @TestFactory
+    List<DynamicTest> simulatedDeviceMatchesTransformersFloat64() throws IOException {
+        return tests(GpuMode.SIMULATED);
+    }
+
+    @TestFactory
+    @Tag("gpu")
+    List<DynamicTest> cudaMatchesTransformersFloat64() throws IOException {
+        Assumptions.assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        return tests(GpuMode.CUDA);
+    }
+
+    private static List<DynamicTest> tests(GpuMode mode) throws IOException {
+        List<DynamicTest> tests = new ArrayList<>();
+        ObjectMapper json = new ObjectMapper();
+        for (String stem : MODELS) {
+            JsonNode ref = json.readTree(TestData.file("archs/" + stem + ".ref.json").toFile());
+            tests.add(DynamicTest.dynamicTest(stem + " F32 -ngl 99 " + mode, () -> check(stem, mode, ref, ref.path("files").path("f32").asText(), "hf_logits")));
+            if (ref.path("files").has("q8_0") && !ref.path("files").path("q8_0").isNull())
+                tests.add(DynamicTest.dynamicTest(stem + " Q8_0 -ngl 99 " + mode,
+                        () -> check(stem, mode, ref, ref.path("files").path("q8_0").asText(), "hf_q8_0_weights_logits")));
+        }
+        return tests;
+    }
+
+    private static void check(String stem, GpuMode mode, JsonNode ref, String file, String logitsKey) throws IOException {
+        double worst = 0;
+        try (Model m = Model.open(TestData.file("archs/" + file), ArchitectureReferenceTest.options(stem).withSparseMode(SparseMode.OFF).withGpu(GpuOptions.layers(mode, 99)))) {
+            GpuLayers g = m.gpuLayers();
+            if (m.config().params().moe()) assertThat(g).as("experts stay on the CPU").isNull();
+            else {
+                assertThat(g).as("%s: every layer on the device", stem).isNotNull();
+                assertThat(g.deviceLayers()).isEqualTo(m.config().layers());
+                assertThat(g.outputHeadOnDevice()).isTrue();
+            }
+            for (JsonNode prompt : ref.path("prompts")) {
+                int[] ids = ArchitectureReferenceTest.ints(prompt.path("prompt_ids"));
+                JsonNode logits = prompt.path(logitsKey);
+                try (Session s = m.newSession()) {
+                    for (int p = 0; p < ids.length; p++)
+                        worst = Math.max(worst, ArchitectureReferenceTest.compare(stem + " " + file + " pos " + p, s.evaluate(ids[p]),
+                                ArchitectureReferenceTest.doubles(logits.get(p)), ArchitectureReferenceTest.TOLERANCE));
+                }
+                try (Session s = m.newSession()) {
+                    worst = Math.max(worst, ArchitectureReferenceTest.compare(stem + " " + file + " batched", s.evaluate(ids),
+                            ArchitectureReferenceTest.doubles(logits.get(ids.length - 1)), ArchitectureReferenceTest.TOLERANCE));
+                }
+            }
+            if (g != null) assertThat(g.failed()).as("the device never fell back to the CPU").isFalse();
+        }
+        System.out.printf("%s %s -ngl 99 on %s: max |dlogprob| over reference top-5 = %.2e%n", stem, file, mode, worst);
+    }
+}
