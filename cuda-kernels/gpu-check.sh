@@ -21,6 +21,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bundle="$root/cuda-kernels/gpu-bundle"
+GPU_CHECK_ARCHS="gemma2 falcon-7b opt"
 mode="${1:-run}"
 
 bundle() {
@@ -52,6 +53,11 @@ bundle() {
              sparse/stories260K-relu.powerinfer.gguf sparse/reference.json sparse/activation_counts.json; do
         mkdir -p "$bundle/testdata/$(dirname "$f")" && cp "$td/$f" "$bundle/testdata/$f"
     done
+    # three architectures' F32 models and transformers references for ArchitectureOnDeviceTest (4.7 MB; all of them
+    # would break the 64 MiB carry limit): soft-caps, windows, post-norms, GeGLU; LayerNorm, parallel blocks, GELU;
+    # biases, learned positions, ReLU. run() passes the list as -Dpowerinfer4j.archs.
+    mkdir -p "$bundle/testdata/archs"
+    for a in $GPU_CHECK_ARCHS; do cp "$td/archs/$a.gguf" "$td/archs/$a.ref.json" "$bundle/testdata/archs/"; done
     jlink --add-modules java.base,java.logging,java.management,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
         --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$bundle/jre"
     echo "gpu-check: bundle ready in $bundle ($(du -sh "$bundle" | cut -f1)); carry cuda-kernels/gpu-bundle"
@@ -78,7 +84,7 @@ run() {
     if [[ -x "$bundle/jre/bin/java" ]]; then
         echo "gpu-check: bundled runtime, tags '$tags', cuBLAS ${POWERINFER4J_CUBLAS:-(default search)}" | tee "$out/gpu-tests.txt"
         "${sanitize[@]}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx4g \
-            -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
+            -Dpowerinfer4j.testdata="$bundle/testdata" -Dpowerinfer4j.archs="${GPU_CHECK_ARCHS// /,}" -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
         status=${PIPESTATUS[0]}
         if [[ "${BENCH:-1}" == 1 && $status -ne 3 ]]; then
             # decode speed: CPU dense / predict / hybrid at 100-50-25% of the FFN / all layers on the GPU (GpuBenchmark)

@@ -1,3 +1,4 @@
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPackage;
 
 import java.io.PrintWriter;
@@ -23,7 +24,7 @@ public final class GpuCheck {
         String tags = args.length > 0 ? args[0] : "gpu";
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
                 .selectors(selectPackage("org.powerinfer4j.bindings"), selectPackage("org.powerinfer4j.engine.gpu"),
-                        selectPackage("org.powerinfer4j.engine.backend"));
+                        selectPackage("org.powerinfer4j.engine.backend"), selectClass("org.powerinfer4j.engine.model.ArchitectureOnDeviceTest"));
         if (!tags.equals("all")) b.filters(TagFilter.includeTags(tags));
         LauncherDiscoveryRequest request = b.build();
         PrintWriter out = new PrintWriter(System.out, true);
