@@ -177,8 +177,22 @@ class ArchGeneratorTest {
     @ParameterizedTest
     @EnumSource(value = ModelArch.class, names = {"FALCON", "OPT"})
     void gpuRequestRunsTheHybridFfnWhereItCan(ModelArch arch) throws Exception {
+        hybridWhereItCan(arch, GpuMode.SIMULATED);
+    }
+
+    /** The same on CUDA (cuda-emu in CI). */
+    @ParameterizedTest
+    @EnumSource(value = ModelArch.class, names = {"FALCON", "OPT"})
+    @org.junit.jupiter.api.Tag("gpu")
+    void onCudaTheHybridFfnRunsWhereItCan(ModelArch arch) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(),
+                org.powerinfer4j.engine.gpu.CudaBackend.unavailableReason());
+        hybridWhereItCan(arch, GpuMode.CUDA);
+    }
+
+    private void hybridWhereItCan(ModelArch arch, GpuMode mode) throws Exception {
         Path p = file(arch, 0.9);
-        ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(GpuMode.SIMULATED, 256 << 10));
+        ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(mode, 256 << 10));
         try (Model m = Model.open(p, gpu)) {
             m.newSession().close();
             if (arch == ModelArch.OPT) assertThat(m.hybridFeedForward()).isNull();
