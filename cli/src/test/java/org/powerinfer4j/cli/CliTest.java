@@ -73,7 +73,7 @@ class CliTest {
         assertThat(r.out()).contains("| model | size | params | backend | threads |").contains("| pp16 |").contains("| tg8 |");
         assertThat(r.out().lines().filter(l -> l.startsWith("| llama")).count()).isEqualTo(4);   // 2 tests × 2 thread counts
         Result json = run("bench", "-m", STORIES, "-p", "0", "-n", "4", "-r", "1", "-o", "json");
-        assertThat(json.out()).contains("\"test\" : \"tg4\"").contains("\"tps_mean\"");
+        assertThat(json.out()).contains("\"n_gen\" : 4").contains("\"avg_ts\"").contains("\"pi4j_test\" : \"tg4\"");   // llama-bench's names (BenchCommandTest)
     }
 
     @Test

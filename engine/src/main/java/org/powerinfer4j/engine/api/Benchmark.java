@@ -14,8 +14,12 @@ public final class Benchmark {
 
     static final long WARMUP_NANOS = 2_000_000_000L;
 
-    /** Mean ± sample standard deviation of tokens/s over the timed repetitions. */
-    public record Result(String test, int tokens, double meanTokensPerSecond, double stdTokensPerSecond, double[] samples) {}
+    /**
+     * Mean ± sample standard deviation of tokens/s over the timed repetitions. {@code tokens} is per stream;
+     * {@code samples} holds each repetition's tokens/s (all streams together) and {@code samplesNs} its wall time in
+     * nanoseconds (llama-bench's {@code samples_ts} and {@code samples_ns}).
+     */
+    public record Result(String test, int tokens, double meanTokensPerSecond, double stdTokensPerSecond, double[] samples, long[] samplesNs) {}
 
     public static Result prefill(Model model, int tokens, int reps) {
         return run(model, "pp" + tokens, tokens, reps, true);
@@ -39,6 +43,7 @@ public final class Benchmark {
         int[][] ids = new int[streams][];
         for (int i = 0; i < streams; i++) ids[i] = randomTokens(model, tokens, 42 + i);
         double[] tps = new double[reps];
+        long[] ns = new long[reps];
         java.util.List<Session> sessions = new java.util.ArrayList<>();
         try (var pool = java.util.concurrent.Executors.newFixedThreadPool(streams)) {
             for (int i = 0; i < streams; i++) sessions.add(model.newSession());
@@ -49,12 +54,13 @@ public final class Benchmark {
             for (int rep = 0; rep < reps; rep++) {
                 long t0 = System.nanoTime();
                 runStreams(pool, sessions, ids);
-                tps[rep] = (double) streams * tokens / ((System.nanoTime() - t0) / 1e9);
+                ns[rep] = System.nanoTime() - t0;
+                tps[rep] = (double) streams * tokens / (ns[rep] / 1e9);
             }
         } finally {
             sessions.forEach(Session::close);
         }
-        return summary(name, tokens, tps);
+        return summary(name, tokens, tps, ns);
     }
 
     private static void runStreams(java.util.concurrent.ExecutorService pool, java.util.List<Session> sessions, int[][] ids) {
@@ -81,6 +87,7 @@ public final class Benchmark {
             throw new IllegalArgumentException(name + ": " + tokens + " tokens do not fit the context of " + model.contextLength() + " (raise -c)");
         int[] ids = randomTokens(model, tokens);
         double[] tps = new double[reps];
+        long[] ns = new long[reps];
         try (Session s = model.newSession()) {
             long warmupStart = System.nanoTime();
             do {
@@ -89,13 +96,14 @@ public final class Benchmark {
             for (int rep = 0; rep < reps; rep++) {
                 long t0 = System.nanoTime();
                 runOnce(s, ids, prefill);
-                tps[rep] = tokens / ((System.nanoTime() - t0) / 1e9);
+                ns[rep] = System.nanoTime() - t0;
+                tps[rep] = tokens / (ns[rep] / 1e9);
             }
         }
-        return summary(name, tokens, tps);
+        return summary(name, tokens, tps, ns);
     }
 
-    private static Result summary(String name, int tokens, double[] tps) {
+    private static Result summary(String name, int tokens, double[] tps, long[] ns) {
         int reps = tps.length;
         double mean = 0;
         for (double v : tps) mean += v;
@@ -103,7 +111,7 @@ public final class Benchmark {
         double var = 0;
         for (double v : tps) var += (v - mean) * (v - mean);
         double std = reps > 1 ? Math.sqrt(var / (reps - 1)) : 0;
-        return new Result(name, tokens, mean, std, tps);
+        return new Result(name, tokens, mean, std, tps, ns);
     }
 
     private static void runOnce(Session s, int[] ids, boolean prefill) {
