@@ -29,7 +29,8 @@ bundle() {
     cd "$root"
     mvn -B -q -o -pl bindings,cuda-kernels,engine -am test-compile || mvn -B -q -pl bindings,cuda-kernels,engine -am test-compile
     local cp; cp="$(mktemp)"
-    mvn -B -q -o -pl engine dependency:build-classpath -Dmdep.outputFile="$cp" -Dmdep.includeScope=test
+    mvn -B -q -o -pl engine dependency:build-classpath -Dmdep.outputFile="$cp" -Dmdep.includeScope=test \
+        || mvn -B -q -pl engine dependency:build-classpath -Dmdep.outputFile="$cp" -Dmdep.includeScope=test   # the plugin's own dependencies may not be cached
     rm -rf "$bundle"
     mkdir -p "$bundle/lib"
     # test libraries; the project's own modules come from the fresh target/ folders, and libraries the GPU tests
