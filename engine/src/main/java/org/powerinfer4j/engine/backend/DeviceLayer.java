@@ -82,7 +82,7 @@ final class DeviceLayer {
         for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
             if (op instanceof LayerGraph.Ffn) {
                 if (lw.has("ffn_gate_inp.weight")) return "a mixture-of-experts FFN";
-                if (GpuActivation.of(c.activation(), lw.ffnGate() != null) == null) return "no device kernel for a " + c.activation() + " FFN without a gate";
+                if (GpuActivation.of(c.activation(), lw.ffnGate() != null) == null) return "no device kernel for a " + c.activation() + " FFN" + (lw.ffnGate() != null ? "" : " without a gate");
             }
         }
         for (Tensor t : tensors(g, lw, attentionOnly))

@@ -20,7 +20,10 @@ public enum GpuActivation {
     /** GELU, tanh form (Gemma's GeGLU): g / (1 + exp(−2√(2/π)(g + 0.044715 g³)))·up */
     GELU_TANH;
 
-    /** The device kernel mode for {@code a}; null when a plain MLP (no gate) has an activation that needs one (dReLU). */
+    /**
+     * The device kernel mode for {@code a}; null when the device has no kernel for it: a plain MLP (no gate) with an
+     * activation that needs one (dReLU), or gpt-oss's clamped SwiGLU (its layers are experts, which stay on the CPU).
+     */
     public static GpuActivation of(FfnActivation a, boolean hasGate) {
         return switch (a) {
             case SWIGLU -> SWIGLU;
@@ -28,6 +31,7 @@ public enum GpuActivation {
             case DRELU -> hasGate ? DRELU : null;
             case GELU -> GELU;
             case GELU_TANH -> GELU_TANH;
+            case SWIGLU_OAI -> null;
         };
     }
 }

@@ -29,10 +29,13 @@ public record ArchParams(Family family, boolean layerNorm, float embeddingScale,
                          int sharedExpertFfDim, int positionOffset) {
 
     /** Graph builders: one per family of architectures. */
-    public enum Family { LLAMA, QWEN2, QWEN3, GEMMA2, GEMMA3, PHI3, FALCON, OPT }
+    public enum Family { LLAMA, QWEN2, QWEN3, GEMMA2, GEMMA3, PHI3, FALCON, OPT, GPT_OSS }
 
-    /** Router weights: softmax over all experts then top-k (Mixtral, Qwen), or sigmoid per expert then top-k. */
-    public enum Gating { SOFTMAX, SIGMOID }
+    /**
+     * Router weights: softmax over all experts then top-k (Mixtral, Qwen), sigmoid per expert then top-k, or top-k
+     * of the raw logits then a softmax over the chosen ones (gpt-oss; llama.cpp's {@code SOFTMAX_WEIGHT}).
+     */
+    public enum Gating { SOFTMAX, SIGMOID, SOFTMAX_WEIGHT }
 
     /**
      * {@code rope.scaling.type} with its factor; {@code original} context for LongRoPE/YaRN. {@code NONE} and

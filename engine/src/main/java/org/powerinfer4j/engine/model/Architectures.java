@@ -28,7 +28,8 @@ public final class Architectures {
             Map.entry("gemma3", new Spec(Family.GEMMA3, RopeType.NEOX, FfnActivation.GELU_TANH)),
             Map.entry("phi3", new Spec(Family.PHI3, RopeType.NEOX, FfnActivation.SWIGLU)),
             Map.entry("falcon", new Spec(Family.FALCON, RopeType.NEOX, FfnActivation.GELU)),
-            Map.entry("opt", new Spec(Family.OPT, RopeType.NEOX, FfnActivation.REGLU)));
+            Map.entry("opt", new Spec(Family.OPT, RopeType.NEOX, FfnActivation.REGLU)),
+            Map.entry("gpt-oss", new Spec(Family.GPT_OSS, RopeType.NEOX, FfnActivation.SWIGLU_OAI)));
 
     /** Supported {@code general.architecture} values, sorted (what the unknown-architecture error lists). */
     public static final List<String> SUPPORTED = SPECS.keySet().stream().sorted().toList();
@@ -86,14 +87,20 @@ public final class Architectures {
         int window = f.getInt(arch + ".attention.sliding_window", 0);
         // llama.cpp's fixed patterns (the GGUF stores no per-layer types): Gemma 2 alternates, Gemma 3 has 5 local + 1 global
         int pattern = switch (family) {
-            case GEMMA2 -> 2;
+            case GEMMA2, GPT_OSS -> 2;
             case GEMMA3 -> 6;
             default -> window > 0 ? 1 : 0;
         };
         float baseSwa = f.getFloat(arch + ".rope.freq_base_swa", base);
         RopeScaling scaling = scaling(f, arch);
-        boolean norm = f.getBoolean(arch + ".expert_weights_norm", true);
-        Gating gating = f.getInt(arch + ".expert_gating_func", 1) == 2 ? Gating.SIGMOID : Gating.SOFTMAX;
+        boolean gptOss = family == Family.GPT_OSS;
+        // gpt-oss: llama.cpp hard-codes softmax over the chosen experts' logits (the GGUF has no gating key)
+        boolean norm = f.getBoolean(arch + ".expert_weights_norm", !gptOss);
+        Gating gating = switch (f.getInt(arch + ".expert_gating_func", gptOss ? 3 : 1)) {
+            case 2 -> Gating.SIGMOID;
+            case 3 -> Gating.SOFTMAX_WEIGHT;
+            default -> Gating.SOFTMAX;
+        };
         int shared = f.getInt(arch + ".expert_shared_feed_forward_length", 0);
         int posOffset = family == Family.OPT ? 2 : -1;
         return new ArchParams(family, layerNorm, embScale, scale, attnCap, finalCap, window, pattern, baseSwa, scaling,

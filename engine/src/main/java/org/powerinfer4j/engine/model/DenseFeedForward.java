@@ -69,6 +69,11 @@ public final class DenseFeedForward implements FeedForward {
             if (hasGate) for (int i = 0; i < n; i++) gate[i] *= up[i];
             return;
         }
+        if (a == FfnActivation.SWIGLU_OAI) {
+            if (!hasGate) throw new ModelException("swiglu_oai needs a gated FFN (ffn_gate)");
+            swigluOai(gate, up, n);
+            return;
+        }
         for (int i = 0; i < n; i++) {
             float u = up[i];
             if (!hasGate) {
@@ -80,8 +85,18 @@ public final class DenseFeedForward implements FeedForward {
                 case SWIGLU -> g / (1.0f + FixedMath.exp(-g)) * u;
                 case REGLU -> g > 0 ? g * u : 0f;
                 case DRELU -> g > 0 && u > 0 ? g * u : 0f;
-                case GELU, GELU_TANH -> throw new AssertionError("handled above");
+                case GELU, GELU_TANH, SWIGLU_OAI -> throw new AssertionError("handled above");
             };
+        }
+    }
+
+    /** gpt-oss's clamped SwiGLU in place into {@code gate}, with the fixed-bits exp (deterministic, as SwiGLU). */
+    static void swigluOai(float[] gate, float[] up, int n) {
+        float limit = FfnActivation.OAI_LIMIT, alpha = FfnActivation.OAI_ALPHA;
+        for (int i = 0; i < n; i++) {
+            float g = Math.min(gate[i], limit);
+            float u = Math.max(-limit, Math.min(up[i], limit));
+            gate[i] = g / (1.0f + FixedMath.exp(-alpha * g)) * (u + 1f);
         }
     }
 

@@ -16,7 +16,15 @@ public enum FfnActivation {
     /** GELU with erf (Falcon's {@code nn.GELU()}); gated: gelu(gate·x) ⊙ up·x */
     GELU,
     /** GELU, tanh approximation (Gemma's {@code gelu_pytorch_tanh}); gated: GeGLU */
-    GELU_TANH;
+    GELU_TANH,
+    /**
+     * gpt-oss's clamped SwiGLU: g = min(gate·x, 7), u = clamp(up·x, ±7), h = g·sigmoid(1.702·g)·(u + 1)
+     * (llama.cpp's {@code swiglu_oai}); gated only.
+     */
+    SWIGLU_OAI;
+
+    /** {@link #SWIGLU_OAI}'s sigmoid slope and clamp. */
+    public static final float OAI_ALPHA = 1.702f, OAI_LIMIT = 7f;
 
     public boolean isRelu() {
         return this == REGLU || this == DRELU;
@@ -29,7 +37,8 @@ public enum FfnActivation {
             case "drelu" -> DRELU;
             case "gelu" -> GELU;
             case "gelu_tanh", "geglu" -> GELU_TANH;
-            default -> throw new IllegalArgumentException("unknown FFN activation '" + s + "' (silu, relu, drelu, gelu, gelu_tanh)");
+            case "swiglu_oai" -> SWIGLU_OAI;
+            default -> throw new IllegalArgumentException("unknown FFN activation '" + s + "' (silu, relu, drelu, gelu, gelu_tanh, swiglu_oai)");
         };
     }
 }

@@ -34,6 +34,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  *   <li>phi3: fused QKV and gate–up (split into views at load), partial RoPE, LongRoPE factors</li>
  *   <li>falcon: LayerNorm, attention and FFN in parallel from the layer input (one norm for 7B, two for 40B), GELU MLP</li>
  *   <li>opt: learned positions, LayerNorm, biases everywhere, ReLU MLP, no RoPE</li>
+ *   <li>gpt-oss: q/k/v/o biases, a learned sink logit per head, alternating sliding-window and global layers, YaRN,
+ *       experts with biases and the clamped SwiGLU, chosen by a softmax over the top-k router logits</li>
  * </ul>
  */
 public final class GraphBuilder {
@@ -84,7 +86,10 @@ public final class GraphBuilder {
         Tensor sinks = t.optVector("attn_sinks.weight", c.heads());
         ops.add(new Attention(sliding ? a.slidingWindow() : 0, a.attnScale(), a.attnSoftcap(), sinks));
         ops.add(t.linear(ATT, ATT_OUT, "attn_output", q, dim));
-        Tensor postAttn = t.optVector("post_attention_norm.weight", dim);
+        // gpt-oss names its pre-FFN norm post_attention_norm (it has no ffn_norm): that one is not a Gemma post-norm
+        boolean gptOss = a.family() == Family.GPT_OSS;
+        String ffnNorm = gptOss ? "post_attention_norm" : "ffn_norm";
+        Tensor postAttn = gptOss ? null : t.optVector("post_attention_norm.weight", dim);
         if (postAttn != null) ops.add(new Norm(ATT_OUT, ATT_OUT, postAttn, null, false, eps));
 
         int attentionEnd = -1;
@@ -94,7 +99,7 @@ public final class GraphBuilder {
         } else {
             ops.add(new Add(X, ATT_OUT));
             attentionEnd = ops.size();
-            ops.add(new Norm(X, XB, t.vector("ffn_norm.weight", dim), ln ? t.vector("ffn_norm.bias", dim) : t.optVector("ffn_norm.bias", dim), ln, eps));
+            ops.add(new Norm(X, XB, t.vector(ffnNorm + ".weight", dim), ln ? t.vector(ffnNorm + ".bias", dim) : t.optVector(ffnNorm + ".bias", dim), ln, eps));
         }
         checkFfn(c, t, lw);
         ops.add(new Ffn());

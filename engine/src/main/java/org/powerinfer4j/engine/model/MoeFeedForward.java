@@ -7,7 +7,7 @@ import org.powerinfer4j.engine.tensor.Tensor;
 /**
  * Mixture-of-experts FFN (Mixtral, Qwen3-MoE): the router {@code ffn_gate_inp} scores every expert per token,
  * the top {@code k} are chosen (softmax over all experts then top-k, or sigmoid then top-k, per the GGUF's
- * {@code expert_gating_func}), their weights optionally renormalised to sum to 1 ({@code expert_weights_norm}),
+ * {@code expert_gating_func}; gpt-oss: top-k of the raw logits, then a softmax over those k), their weights optionally renormalised to sum to 1 ({@code expert_weights_norm}),
  * and y = Σ_chosen w_e · expert_e(x) (+ a shared expert, gated by {@code sigmoid(ffn_gate_inp_shexp · x)} where
  * present). Only the chosen experts' weights are read: the tokens of a chunk are grouped per expert, and each
  * expert runs once over its group (matrix–matrix for a prompt). Experts are summed in index order, so the result
@@ -99,6 +99,8 @@ public final class MoeFeedForward implements FeedForward {
         int o = b * experts;
         if (a.gating() == ArchParams.Gating.SIGMOID) {
             for (int e = 0; e < experts; e++) p[e] = (float) (1.0 / (1.0 + Math.exp(-sc.router[o + e])));
+        } else if (a.gating() == ArchParams.Gating.SOFTMAX_WEIGHT) {
+            System.arraycopy(sc.router, o, p, 0, experts);   // choose on the raw logits, softmax over the chosen below
         } else {
             float max = Float.NEGATIVE_INFINITY;
             for (int e = 0; e < experts; e++) max = Math.max(max, sc.router[o + e]);
@@ -116,6 +118,13 @@ public final class MoeFeedForward implements FeedForward {
             sc.chosen[b * k + j] = best;
             sc.weights[b * k + j] = p[best];
             total += p[best];
+        }
+        if (a.gating() == ArchParams.Gating.SOFTMAX_WEIGHT) {
+            float max = sc.weights[b * k];   // the first chosen is the largest
+            double sum = 0;
+            for (int j = 0; j < k; j++) sum += sc.weights[b * k + j] = (float) Math.exp(sc.weights[b * k + j] - max);
+            total = 0;
+            for (int j = 0; j < k; j++) total += sc.weights[b * k + j] = (float) (sc.weights[b * k + j] / sum);
         }
         if (a.expertWeightsNorm())
             for (int j = 0; j < k; j++) sc.weights[b * k + j] = (float) (sc.weights[b * k + j] / total);

@@ -32,7 +32,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * too. Top-1 must agree wherever the reference's top-2 gap exceeds 1e-3.
  */
 class ArchitectureReferenceTest {
-    static final String[] MODELS = {"qwen2", "qwen3", "qwen3moe", "mixtral", "gemma2", "gemma3", "phi3", "falcon-7b", "falcon-40b", "opt", "llama-relu"};
+    static final String[] MODELS = {"qwen2", "qwen3", "qwen3moe", "mixtral", "gemma2", "gemma3", "phi3", "falcon-7b", "falcon-40b", "opt", "llama-relu", "gpt-oss"};
     static final double TOLERANCE = 1e-3;
 
     @TestFactory
