@@ -300,10 +300,12 @@ extern "C" __global__ void threshold_mask(const float* __restrict__ logits, int 
 #define ACT_RELU 3
 #define ACT_GELU 4
 #define ACT_GELU_TANH 5
+#define ACT_SWIGLU_OAI 6
 /**
  * out[i] = act(gate[i]) * up[i] (gated FFNs) or act(gate[i]) alone when up is null (plain MLPs: the "gate" is the up
  * projection). ReLU ignores up; dReLU needs it. GELU is the erf form (Falcon), GELU_TANH the tanh form (Gemma's
- * GeGLU), both written as the CPU kernels write them.
+ * GeGLU), both written as the CPU kernels write them. SWIGLU_OAI is gpt-oss's clamped SwiGLU:
+ * min(g, 7)·sigmoid(1.702·min(g, 7))·(clamp(u, ±7) + 1) (needs up).
  */
 extern "C" __global__ void ffn_act_f32(const float* gate, const float* up, float* out, int n, int mode) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -315,6 +317,10 @@ extern "C" __global__ void ffn_act_f32(const float* gate, const float* up, float
         else if (mode == ACT_DRELU) r = g > 0.0f && u > 0.0f ? g * u : 0.0f;
         else if (mode == ACT_GELU) r = 0.5f * g * erfcf(-g * 0.70710678118654752f) * u;
         else if (mode == ACT_GELU_TANH) r = g / (1.0f + expf(-1.5957691216057308f * fmaf(0.044715f * g * g, g, g))) * u;
+        else if (mode == ACT_SWIGLU_OAI) {
+            const float gc = fminf(g, 7.0f), uc = fmaxf(-7.0f, fminf(u, 7.0f));
+            r = gc / (1.0f + expf(-1.702f * gc)) * (uc + 1.0f);
+        }
         else r = fmaxf(g, 0.0f);
         out[i] = r;
     }

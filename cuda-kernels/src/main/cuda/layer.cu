@@ -78,6 +78,11 @@ extern "C" __global__ void add_f32(float* y, const float* __restrict__ x, int n)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] += x[i];
 }
 
+/** y[i] += alpha·x[i] (an expert's output weighted by its router weight). */
+extern "C" __global__ void scale_add_f32(float* y, const float* __restrict__ x, float alpha, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = fmaf(alpha, x[i], y[i]);
+}
+
 extern "C" __global__ void convert_f32_f16(const float* __restrict__ src, __half* __restrict__ dst, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = __float2half_rn(src[i]);
 }

@@ -13,6 +13,7 @@ import org.powerinfer4j.engine.gpu.GpuBuffer;
 import org.powerinfer4j.engine.gpu.GpuMatrix;
 import org.powerinfer4j.engine.gpu.GpuStream;
 import org.powerinfer4j.engine.gpu.PtxKernels;
+import org.powerinfer4j.engine.model.ExpertRouter;
 import org.powerinfer4j.engine.model.LayerGraph;
 import org.powerinfer4j.engine.model.LayerGraph.Buf;
 import org.powerinfer4j.engine.model.LayerWeights;
@@ -23,13 +24,13 @@ import org.powerinfer4j.engine.tensor.Tensor;
 /**
  * One decoder layer's {@link LayerGraph} with its tensors on the device: every op of the graph (or of its attention
  * block) uploaded once and run token by token with the device's operators. The graph is the CPU's; nothing here
- * knows which architecture it came from. What the device cannot run (experts, an activation or weight type its
+ * knows which architecture it came from. What the device cannot run (an activation or weight type its
  * kernels lack) is said by {@link #unsupported} before anything is uploaded, and that layer stays on the CPU.
  */
 final class DeviceLayer {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    sealed interface DeviceOp permits Norm, Linear, HeadNorm, Rope, Attention, Ffn, Add {}
+    sealed interface DeviceOp permits Norm, Linear, HeadNorm, Rope, Attention, Ffn, Experts, Add {}
 
     record Norm(Buf in, Buf out, GpuBuffer weight, GpuBuffer bias, boolean layerNorm, float eps, int n) implements DeviceOp {}
 
@@ -45,6 +46,13 @@ final class DeviceLayer {
     record Ffn(GpuMatrix gate, GpuMatrix up, GpuMatrix down, boolean downNeuronMajor, GpuBuffer gateBias, GpuBuffer upBias,
                GpuBuffer downBias, GpuActivation act) implements DeviceOp {}
 
+    /**
+     * A mixture-of-experts FFN: the router runs here, its logits go to the host, which chooses the experts by the
+     * CPU's rule ({@link ExpertRouter}); the chosen experts (and a shared one) run here, weighted into FFN_OUT.
+     */
+    record Experts(GpuMatrix router, GpuBuffer routerBias, Ffn[] experts, Ffn shared, GpuMatrix sharedGate, ExpertRouter rule,
+                   int dim) implements DeviceOp {}
+
     record Add(Buf dst, Buf src) implements DeviceOp {}
 
     /** The per-session device buffers the ops read and write, one token at a time. */
@@ -55,6 +63,11 @@ final class DeviceLayer {
         GpuBuffer h();
 
         GpuBuffer h2();
+
+        /** Router logits (n_expert floats; at least one) and one expert's output (n_embd), for expert layers. */
+        GpuBuffer routerLogits();
+
+        GpuBuffer expertOut();
     }
 
     /** Rotary tables on the device: inverse frequencies and YaRN's magnitude per table of the model graph. */
@@ -81,8 +94,8 @@ final class DeviceLayer {
         if (c.headDim() > PtxKernels.ATTENTION_MAX_HEAD_DIM) return "head size " + c.headDim() + ", above the attention kernel's " + PtxKernels.ATTENTION_MAX_HEAD_DIM;
         for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
             if (op instanceof LayerGraph.Ffn) {
-                if (lw.has("ffn_gate_inp.weight")) return "a mixture-of-experts FFN";
-                if (GpuActivation.of(c.activation(), lw.ffnGate() != null) == null) return "no device kernel for a " + c.activation() + " FFN" + (lw.ffnGate() != null ? "" : " without a gate");
+                boolean gated = lw.has("ffn_gate_inp.weight") ? lw.expert("gate", 0) != null : lw.ffnGate() != null;
+                if (GpuActivation.of(c.activation(), gated) == null) return "no device kernel for a " + c.activation() + " FFN" + (gated ? "" : " without a gate");
             }
         }
         for (Tensor t : tensors(g, lw, attentionOnly))
@@ -100,7 +113,16 @@ final class DeviceLayer {
                 case LayerGraph.Linear l -> addAll(t, l.weight(), l.bias());
                 case LayerGraph.HeadNorm h -> addAll(t, h.weight());
                 case LayerGraph.Attention a -> addAll(t, a.sinks());
-                case LayerGraph.Ffn f -> addAll(t, lw.ffnGate(), lw.ffnUp(), down(lw), lw.get("ffn_gate.bias"), lw.get("ffn_up.bias"), lw.get("ffn_down.bias"));
+                case LayerGraph.Ffn f -> {
+                    if (!lw.has("ffn_gate_inp.weight")) addAll(t, lw.ffnGate(), lw.ffnUp(), down(lw), lw.get("ffn_gate.bias"), lw.get("ffn_up.bias"), lw.get("ffn_down.bias"));
+                    else {
+                        addAll(t, lw.get("ffn_gate_inp.weight"), lw.get("ffn_gate_inp.bias"));
+                        for (int e = 0; lw.expert("up", e) != null; e++)
+                            addAll(t, lw.expert("gate", e), lw.expert("up", e), lw.expert("down", e), lw.expertBias("gate", e), lw.expertBias("up", e),
+                                    lw.expertBias("down", e));
+                        addAll(t, lw.get("ffn_gate_shexp.weight"), lw.get("ffn_up_shexp.weight"), lw.get("ffn_down_shexp.weight"), lw.get("ffn_gate_inp_shexp.weight"));
+                    }
+                }
                 case LayerGraph.Rope r -> { }
                 case LayerGraph.Add a -> { }
             }
@@ -162,6 +184,23 @@ final class DeviceLayer {
                 case LayerGraph.HeadNorm h -> new HeadNorm(h.buf(), h.heads(), up.floats(h.weight()), h.eps(), h.weight().rowLength());
                 case LayerGraph.Rope r -> new Rope(r.buf(), r.heads(), r.rope());
                 case LayerGraph.Attention a -> new Attention(a.window(), a.scale(), a.softcap(), up.floats(a.sinks()));
+                case LayerGraph.Ffn f when lw.has("ffn_gate_inp.weight") -> {
+                    List<Ffn> experts = new ArrayList<>();
+                    for (int e = 0; lw.expert("up", e) != null; e++) {
+                        experts.add(new Ffn(up.matrix(lw.expert("gate", e)), up.matrix(lw.expert("up", e)), up.matrix(lw.expert("down", e)), false,
+                                up.floats(lw.expertBias("gate", e)), up.floats(lw.expertBias("up", e)), up.floats(lw.expertBias("down", e)),
+                                GpuActivation.of(c.activation(), lw.expert("gate", e) != null)));
+                        ff = Math.max(ff, lw.expert("up", e).rows());
+                    }
+                    Ffn shared = null;
+                    if (lw.has("ffn_up_shexp.weight")) {
+                        shared = new Ffn(up.matrix(lw.get("ffn_gate_shexp.weight")), up.matrix(lw.get("ffn_up_shexp.weight")),
+                                up.matrix(lw.get("ffn_down_shexp.weight")), false, null, null, null, GpuActivation.of(c.activation(), true));
+                        ff = Math.max(ff, lw.get("ffn_up_shexp.weight").rows());
+                    }
+                    yield new Experts(up.matrix(lw.get("ffn_gate_inp.weight")), up.floats(lw.get("ffn_gate_inp.bias")), experts.toArray(Ffn[]::new),
+                            shared, up.matrix(lw.get("ffn_gate_inp_shexp.weight")), new ExpertRouter(c.params()), c.dim());
+                }
                 case LayerGraph.Ffn f -> {
                     ff = lw.ffnUp().rows();
                     yield new Ffn(up.matrix(lw.ffnGate()), up.matrix(lw.ffnUp()), up.matrix(down(lw)), lw.ffnDown() == null,
@@ -211,14 +250,46 @@ final class DeviceLayer {
                     gpu.attention(st, d.buf(Buf.Q), kCache.slice(from, len), vCache.slice(from, len), d.buf(Buf.ATT), c.heads(), c.kvHeads(),
                             c.headDim(), kvDim, pos + 1 - lo, a.scale(), a.softcap(), a.sinks());
                 }
-                case Ffn f -> ffn(gpu, st, d, f);
+                case Ffn f -> ffn(gpu, st, d, f, d.buf(Buf.FFN_OUT));
+                case Experts e -> experts(gpu, st, d, e);
                 case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim());
             }
         }
     }
 
-    private void ffn(GpuBackend gpu, GpuStream st, Buffers d, Ffn f) {
-        GpuBuffer x = d.buf(Buf.XB), h = d.h(), h2 = d.h2(), y = d.buf(Buf.FFN_OUT);
+    /**
+     * The expert layer for one token: router logits to the host (the one wait per expert layer), the host's choice,
+     * then the chosen experts in index order (the CPU's summation order) and the shared expert, each into
+     * {@code expertOut} and weighted into FFN_OUT.
+     */
+    private void experts(GpuBackend gpu, GpuStream st, Buffers d, Experts e) {
+        GpuBuffer x = d.buf(Buf.XB), y = d.buf(Buf.FFN_OUT), out = d.expertOut(), logits = d.routerLogits();
+        int n = e.experts().length, k = e.rule().expertsUsed();
+        gpu.matVec(st, e.router(), x, logits, false);
+        if (e.routerBias() != null) gpu.add(st, logits, e.routerBias(), n);
+        int[] chosen = new int[k];
+        float[] weights = new float[k];
+        e.rule().route(gpu.downloadFloats(st, logits, 0, n), 0, chosen, weights, 0);
+        gpu.zero(st, y);
+        for (int ex = 0; ex < n; ex++)
+            for (int j = 0; j < k; j++) {
+                if (chosen[j] != ex) continue;
+                ffn(gpu, st, d, e.experts()[ex], out);
+                gpu.scaleAdd(st, y, out, weights[j], e.dim());
+            }
+        if (e.shared() != null) {
+            float gate = 1f;
+            if (e.sharedGate() != null) {
+                gpu.matVec(st, e.sharedGate(), x, logits, false);
+                gate = (float) (1.0 / (1.0 + Math.exp(-gpu.downloadFloats(st, logits, 0, 1)[0])));
+            }
+            ffn(gpu, st, d, e.shared(), out);
+            gpu.scaleAdd(st, y, out, gate, e.dim());
+        }
+    }
+
+    private void ffn(GpuBackend gpu, GpuStream st, Buffers d, Ffn f, GpuBuffer y) {
+        GpuBuffer x = d.buf(Buf.XB), h = d.h(), h2 = d.h2();
         if (f.gate() != null) {
             gpu.matVec(st, f.gate(), x, h, false);
             if (f.gateBias() != null) gpu.add(st, h, f.gateBias(), ff);

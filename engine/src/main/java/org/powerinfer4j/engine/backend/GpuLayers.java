@@ -30,7 +30,7 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * norm and output head) live whole on the device — weights uploaded once, a per-session F32 KV cache — and the
  * residual stream crosses PCIe once per token and chunk. Each layer runs its {@link LayerGraph} — the graph the CPU
  * runs, of any architecture — token by token with the device's operators ({@link DeviceLayer}); layers the device
- * cannot run (experts, weight types its kernels lack) stay on the CPU below the device suffix. In PowerInfer's
+ * cannot run (weight types its kernels lack) stay on the CPU below the device suffix. In PowerInfer's
  * hybrid placement ({@link #attention}) only the attention blocks {@code [0, attentionEnd)} of the first layers live
  * here, and the FFN stays with the hybrid executor.
  *
@@ -302,7 +302,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         HostStaging host; // pinned where the driver allows: async copies, and no blocking on pageable memory
         boolean usable, lastOk;
         GpuStream stream;
-        GpuBuffer h, h2, logits;
+        GpuBuffer h, h2, logits, routerLogits, expertOut;
         GpuBuffer[] kCache, vCache;
         MemorySegment hostX, hostKv, hostLogits;
 
@@ -321,6 +321,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 if (!attentionOnly) {
                     h = alloc(maxFf);
                     h2 = alloc(maxFf);
+                    if (c.params().moe()) {
+                        routerLogits = alloc(c.params().experts());
+                        expertOut = alloc(c.dim());
+                    }
                 }
                 kCache = new GpuBuffer[layers.length];
                 vCache = new GpuBuffer[layers.length];
@@ -367,6 +371,16 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         @Override
         public GpuBuffer h2() {
             return h2;
+        }
+
+        @Override
+        public GpuBuffer routerLogits() {
+            return routerLogits;
+        }
+
+        @Override
+        public GpuBuffer expertOut() {
+            return expertOut;
         }
 
         /** Runs device layer {@code i} for the token at {@code pos}, its K and V queued for download into the staging area. */

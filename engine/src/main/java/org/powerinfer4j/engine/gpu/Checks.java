@@ -38,7 +38,7 @@ final class Checks {
     /** gate, out: n floats; up: n floats for the modes that read it (plain MLPs pass null: act(gate) alone). */
     static void activation(GpuActivation act, GpuBuffer gate, GpuBuffer up, GpuBuffer out, int n) {
         floats(gate, n, "gate");
-        if (act == GpuActivation.DRELU || (up != null && act != GpuActivation.RELU)) floats(up, n, "up");
+        if (act == GpuActivation.DRELU || act == GpuActivation.SWIGLU_OAI || (up != null && act != GpuActivation.RELU)) floats(up, n, "up");
         floats(out, n, "out");
     }
 }

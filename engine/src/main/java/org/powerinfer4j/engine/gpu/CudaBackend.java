@@ -397,6 +397,14 @@ public final class CudaBackend implements GpuBackend {
         launch(Spec.ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(y), dev(x), n);
     }
 
+    @Override
+    public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) {
+        Checks.floats(y, n, "y");
+        Checks.floats(x, n, "x");
+        if (n == 0) return;
+        launch(Spec.SCALE_ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(y), dev(x), alpha, n);
+    }
+
     /** Converts n floats to F16 (e.g. for cuBLAS GemmEx operands). */
     public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) {
         Checks.floats(src, n, "src");

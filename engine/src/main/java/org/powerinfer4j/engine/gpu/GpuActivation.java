@@ -18,11 +18,13 @@ public enum GpuActivation {
     /** GELU, erf form (Falcon): 0.5·g·erfc(−g/√2)·up */
     GELU,
     /** GELU, tanh form (Gemma's GeGLU): g / (1 + exp(−2√(2/π)(g + 0.044715 g³)))·up */
-    GELU_TANH;
+    GELU_TANH,
+    /** gpt-oss's clamped SwiGLU: min(g, 7)·sigmoid(1.702·min(g, 7))·(clamp(up, ±7) + 1) (needs up) */
+    SWIGLU_OAI;
 
     /**
-     * The device kernel mode for {@code a}; null when the device has no kernel for it: a plain MLP (no gate) with an
-     * activation that needs one (dReLU), or gpt-oss's clamped SwiGLU (its layers are experts, which stay on the CPU).
+     * The device kernel mode for {@code a}; null when a plain MLP (no gate) has an activation that needs one (dReLU,
+     * the clamped SwiGLU).
      */
     public static GpuActivation of(FfnActivation a, boolean hasGate) {
         return switch (a) {
@@ -31,7 +33,7 @@ public enum GpuActivation {
             case DRELU -> hasGate ? DRELU : null;
             case GELU -> GELU;
             case GELU_TANH -> GELU_TANH;
-            case SWIGLU_OAI -> null;
+            case SWIGLU_OAI -> hasGate ? SWIGLU_OAI : null;
         };
     }
 }

@@ -211,6 +211,9 @@ public interface GpuBackend extends AutoCloseable {
     /** y[i] += x[i] for i &lt; n. */
     void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n);
 
+    /** y[i] += alpha·x[i] for i &lt; n (one fused multiply-add per element). */
+    void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n);
+
     /**
      * RoPE inverse frequencies as the CPU forward pass computes them (theta_scale = base^(−2/nRot) accumulated in
      * float), so both sides rotate by identical angles.

@@ -59,6 +59,7 @@ public final class PtxKernels {
         LAYER_NORM_F32("layer", "void layer_norm_f32(const float* x, const float* w, const float* b, float* out, int n, int rows, float eps)"),
         ROPE_F32("layer", "void rope_f32(float* v, int n_tokens, int token_stride, int n_heads, int head_dim, int n_rot, int pos0, const float* inv_freq, float freq_base, float mscale, int neox)"),
         ADD_F32("layer", "void add_f32(float* y, const float* x, int n)"),
+        SCALE_ADD_F32("layer", "void scale_add_f32(float* y, const float* x, float alpha, int n)"),
         CONVERT_F32_F16("layer", "void convert_f32_f16(const float* src, half* dst, int n)"),
         CONVERT_F16_F32("layer", "void convert_f16_f32(const half* src, float* dst, int n)"),
         ATTENTION_F32("layer", "void attention_f32(const float* q, const float* k, const float* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits)"),

@@ -351,6 +351,10 @@ public final class SimulatedBackend implements GpuBackend {
                         case REGLU -> g[i] > 0f ? g[i] * u : 0f;
                         case DRELU -> g[i] > 0f && u > 0f ? g[i] * u : 0f;
                         case RELU -> Math.max(g[i], 0f);
+                        case SWIGLU_OAI -> {
+                            float gc = Math.min(g[i], 7f), uc = Math.max(-7f, Math.min(u, 7f));
+                            yield gc / (1.0f + (float) Math.exp(-1.702f * gc)) * (uc + 1f);
+                        }
                         case GELU, GELU_TANH -> throw new AssertionError("handled above");
                     };
                 }
@@ -500,6 +504,16 @@ public final class SimulatedBackend implements GpuBackend {
         MemorySegment Y = seg(y), X = seg(x);
         submit(s, () -> {
             for (int i = 0; i < n; i++) Y.setAtIndex(F, i, Y.getAtIndex(F, i) + X.getAtIndex(F, i));
+        });
+    }
+
+    @Override
+    public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) {
+        Checks.floats(y, n, "y");
+        Checks.floats(x, n, "x");
+        MemorySegment Y = seg(y), X = seg(x);
+        submit(s, () -> {
+            for (int i = 0; i < n; i++) Y.setAtIndex(F, i, Math.fma(alpha, X.getAtIndex(F, i), Y.getAtIndex(F, i)));
         });
     }
 

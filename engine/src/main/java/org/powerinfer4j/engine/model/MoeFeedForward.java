@@ -6,8 +6,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * Mixture-of-experts FFN (Mixtral, Qwen3-MoE): the router {@code ffn_gate_inp} scores every expert per token,
- * the top {@code k} are chosen (softmax over all experts then top-k, or sigmoid then top-k, per the GGUF's
- * {@code expert_gating_func}; gpt-oss: top-k of the raw logits, then a softmax over those k), their weights optionally renormalised to sum to 1 ({@code expert_weights_norm}),
+ * the top {@code k} are chosen with their weights by {@link ExpertRouter} (per the GGUF's {@code expert_gating_func}
+ * and {@code expert_weights_norm}),
  * and y = Σ_chosen w_e · expert_e(x) (+ a shared expert, gated by {@code sigmoid(ffn_gate_inp_shexp · x)} where
  * present). Only the chosen experts' weights are read: the tokens of a chunk are grouped per expert, and each
  * expert runs once over its group (matrix–matrix for a prompt). Experts are summed in index order, so the result
@@ -24,15 +24,15 @@ public final class MoeFeedForward implements FeedForward {
 
     /** Per-session buffers. */
     private static final class Scratch {
-        final float[] router, gathered, out, hb, hb2, shared;
+        final float[] logits, gathered, out, hb, hb2, shared;
         final int[] chosen;
         final float[] weights;
         final int[] members;
-        final float[] probs;       // one token's expert probabilities
-        final boolean[] taken;
+        final ExpertRouter router;
 
-        Scratch(int batch, int dim, int ff, int experts, int k, int sharedFf) {
-            router = new float[batch * experts];
+        Scratch(int batch, int dim, int ff, ArchParams a, int sharedFf) {
+            int experts = a.experts(), k = a.expertsUsed();
+            logits = new float[batch * experts];
             gathered = new float[batch * dim];
             out = new float[batch * dim];
             int h = Math.max(ff, sharedFf);
@@ -42,8 +42,7 @@ public final class MoeFeedForward implements FeedForward {
             chosen = new int[batch * k];
             weights = new float[batch * k];
             members = new int[batch * k];
-            probs = new float[experts];
-            taken = new boolean[experts];
+            router = new ExpertRouter(a);
         }
     }
 
@@ -58,13 +57,13 @@ public final class MoeFeedForward implements FeedForward {
         int dim = c.dim(), experts = a.experts(), k = a.expertsUsed();
         Tensor shUp = w.get("ffn_up_shexp.weight");
         int sharedFf = shUp == null ? 0 : shUp.rows();
-        Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), experts, k, sharedFf));
+        Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), a, sharedFf));
         float[] x = s.ffnInput(), y = s.ffnOutput();
 
-        Transformer.project(pool, router, x, batch, sc.router);
+        Transformer.project(pool, router, x, batch, sc.logits);
         Tensor rb = w.get("ffn_gate_inp.bias");
-        if (rb != null) DenseFeedForward.addBias(sc.router, rb, experts, batch);
-        for (int b = 0; b < batch; b++) route(sc, b, experts, k, a);
+        if (rb != null) DenseFeedForward.addBias(sc.logits, rb, experts, batch);
+        for (int b = 0; b < batch; b++) sc.router.route(sc.logits, b * experts, sc.chosen, sc.weights, b * k);
 
         Arrays.fill(y, 0, batch * dim, 0f);
         for (int e = 0; e < experts; e++) {
@@ -93,40 +92,4 @@ public final class MoeFeedForward implements FeedForward {
         }
     }
 
-    /** Token b's top-k experts and their weights from its router logits. */
-    private static void route(Scratch sc, int b, int experts, int k, ArchParams a) {
-        float[] p = sc.probs;
-        int o = b * experts;
-        if (a.gating() == ArchParams.Gating.SIGMOID) {
-            for (int e = 0; e < experts; e++) p[e] = (float) (1.0 / (1.0 + Math.exp(-sc.router[o + e])));
-        } else if (a.gating() == ArchParams.Gating.SOFTMAX_WEIGHT) {
-            System.arraycopy(sc.router, o, p, 0, experts);   // choose on the raw logits, softmax over the chosen below
-        } else {
-            float max = Float.NEGATIVE_INFINITY;
-            for (int e = 0; e < experts; e++) max = Math.max(max, sc.router[o + e]);
-            double sum = 0;
-            for (int e = 0; e < experts; e++) sum += p[e] = (float) Math.exp(sc.router[o + e] - max);
-            for (int e = 0; e < experts; e++) p[e] = (float) (p[e] / sum);
-        }
-        boolean[] taken = sc.taken;
-        java.util.Arrays.fill(taken, false);
-        double total = 0;
-        for (int j = 0; j < k; j++) {
-            int best = -1;
-            for (int e = 0; e < experts; e++) if (!taken[e] && (best < 0 || p[e] > p[best])) best = e;   // ties: lower index
-            taken[best] = true;
-            sc.chosen[b * k + j] = best;
-            sc.weights[b * k + j] = p[best];
-            total += p[best];
-        }
-        if (a.gating() == ArchParams.Gating.SOFTMAX_WEIGHT) {
-            float max = sc.weights[b * k];   // the first chosen is the largest
-            double sum = 0;
-            for (int j = 0; j < k; j++) sum += sc.weights[b * k + j] = (float) Math.exp(sc.weights[b * k + j] - max);
-            total = 0;
-            for (int j = 0; j < k; j++) total += sc.weights[b * k + j] = (float) (sc.weights[b * k + j] / sum);
-        }
-        if (a.expertWeightsNorm())
-            for (int j = 0; j < k; j++) sc.weights[b * k + j] = (float) (sc.weights[b * k + j] / total);
-    }
 }

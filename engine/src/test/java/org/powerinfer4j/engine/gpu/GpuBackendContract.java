@@ -309,8 +309,9 @@ abstract class GpuBackendContract {
         int n = 1001;
         float[] g = TestWeights.floats(rnd, n, 0.1f), u = TestWeights.floats(rnd, n, 0.1f);
         for (int i = 0; i < n; i += 7) g[i] *= 40;   // GELU's and SiLU's saturated tails
+        if (act == GpuActivation.SWIGLU_OAI) for (int i = 0; i < n; i += 3) { g[i] *= 150; u[i] *= 150; }   // past both clamps (±7)
         for (boolean gated : new boolean[] {true, false}) {
-            if (!gated && act == GpuActivation.DRELU) continue;   // dReLU needs both projections
+            if (!gated && (act == GpuActivation.DRELU || act == GpuActivation.SWIGLU_OAI)) continue;   // these need both projections
             double[] exp = new double[n];
             for (int i = 0; i < n; i++) {
                 double x = g[i], up = gated ? u[i] : 1;
@@ -321,6 +322,7 @@ abstract class GpuBackendContract {
                     case RELU -> Math.max(0, x);
                     case GELU -> 0.5 * x * (1 + erf(x / Math.sqrt(2))) * up;
                     case GELU_TANH -> 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x))) * up;
+                    case SWIGLU_OAI -> Math.min(x, 7) / (1 + Math.exp(-1.702 * Math.min(x, 7))) * (Math.max(-7, Math.min(up, 7)) + 1);
                 };
             }
             try (GpuBuffer gb = upload(g); GpuBuffer ub = upload(u)) {
@@ -355,6 +357,20 @@ abstract class GpuBackendContract {
             float[] exp = base.clone();
             for (int j = 0; j < bucket.length; j++) exp[bucket[j]] += c[j];
             assertThat(d).containsExactly(exp);
+        }
+    }
+
+    @Test
+    void scaleAddIsOneFusedMultiplyAddPerElement() {
+        Random rnd = new Random(18);
+        int n = 777;
+        float[] x = TestWeights.floats(rnd, n, 0.1f), y = TestWeights.floats(rnd, n, 0f);
+        float alpha = 0.3716f;
+        try (GpuBuffer xb = upload(x); GpuBuffer yb = upload(y)) {
+            gpu.scaleAdd(s, yb, xb, alpha, n - 1);   // the last element is outside n: untouched
+            float[] got = download(yb, n);
+            for (int i = 0; i < n - 1; i++) assertThat(got[i]).as("y[%d]", i).isEqualTo(Math.fma(alpha, x[i], y[i]));
+            assertThat(got[n - 1]).isEqualTo(y[n - 1]);
         }
     }
 

@@ -24,14 +24,15 @@ import org.powerinfer4j.engine.sparse.SparseMode;
  * {@code -ngl} on every architecture: the device executor runs each layer's graph (the CPU's), so every {@code archs/}
  * model with all layers and the head on the device must match Hugging Face transformers' float64 pass as the CPU
  * does ({@link ArchitectureReferenceTest}: top-1 where the reference's top-2 gap exceeds 1e-3, top-5 log-probs within
- * 1e-3), token by token and as a prefill chunk. Mixture-of-experts layers are not run on the device: those models
- * keep every layer on the CPU, with a note, and the same results. ReLU models run dense here ({@code --sparse off}):
- * {@code -ngl} moves dense layers.
+ * 1e-3), token by token and as a prefill chunk. Mixture-of-experts layers run on the device too (the router there,
+ * the choice of experts on the host by the CPU's rule, the chosen experts there), so the expert models (qwen3moe,
+ * mixtral, gpt-oss) check that whole path, expert biases, shared-expert-free top-2 and gpt-oss's clamped SwiGLU
+ * kernel included. ReLU models run dense here ({@code --sparse off}): {@code -ngl} moves dense layers.
  *
  * <p>Runs on the simulated device in every build and on CUDA (cuda-emu in CI, a real GPU where there is one).
  */
 class ArchitectureOnDeviceTest {
-    private static final String[] MODELS = {"qwen2", "qwen3", "qwen3moe", "mixtral", "gemma2", "gemma3", "phi3", "falcon-7b", "falcon-40b", "opt", "llama-relu"};
+    private static final String[] MODELS = {"qwen2", "qwen3", "qwen3moe", "mixtral", "gemma2", "gemma3", "phi3", "falcon-7b", "falcon-40b", "opt", "llama-relu", "gpt-oss"};
 
     @TestFactory
     List<DynamicTest> simulatedDeviceMatchesTransformersFloat64() throws IOException {
@@ -72,12 +73,9 @@ class ArchitectureOnDeviceTest {
         double worst = 0;
         try (Model m = Model.open(TestData.file("archs/" + file), ArchitectureReferenceTest.options(stem).withSparseMode(SparseMode.OFF).withGpu(GpuOptions.layers(mode, 99)))) {
             GpuLayers g = m.gpuLayers();
-            if (m.config().params().moe()) assertThat(g).as("experts stay on the CPU").isNull();
-            else {
-                assertThat(g).as("%s: every layer on the device", stem).isNotNull();
-                assertThat(g.deviceLayers()).isEqualTo(m.config().layers());
-                assertThat(g.outputHeadOnDevice()).isTrue();
-            }
+            assertThat(g).as("%s: every layer on the device", stem).isNotNull();
+            assertThat(g.deviceLayers()).isEqualTo(m.config().layers());
+            assertThat(g.outputHeadOnDevice()).isTrue();
             for (JsonNode prompt : ref.path("prompts")) {
                 int[] ids = ArchitectureReferenceTest.ints(prompt.path("prompt_ids"));
                 JsonNode logits = prompt.path(logitsKey);
