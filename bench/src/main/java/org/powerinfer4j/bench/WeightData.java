@@ -6,7 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Random;
 import org.powerinfer4j.engine.tensor.GGMLType;
-import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -63,14 +63,14 @@ final class WeightData {
 
     /**
      * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} for Q4_0 with the CPU repacked copy
-     * the engine builds at load ({@link RepackedQ4_0}) attached to every matrix copy.
+     * the engine builds at load ({@link RepackedQ4}) attached to every matrix copy.
      */
     static WeightData forParam(Arena arena, String type, int cols, int rows, long minWorkingSet, long seed) {
         boolean repack = type.equals("Q4_0_REPACKED");
         WeightData w = new WeightData(arena, repack ? GGMLType.Q4_0 : GGMLType.valueOf(type), cols, rows, minWorkingSet, seed);
         if (repack) {
             for (int i = 0; i < w.copies.length; i++) {
-                RepackedQ4_0 r = RepackedQ4_0.allocate(arena, cols, rows);
+                RepackedQ4 r = RepackedQ4.allocate(arena, cols, rows);
                 r.repackRows(w.copies[i], 0, rows);
                 w.copies[i] = w.copies[i].withRepacked(r);
             }
@@ -80,7 +80,7 @@ final class WeightData {
 
     /** Bytes a product streams per matrix: the repacked copy's when there is one. */
     long streamedBytes() {
-        RepackedQ4_0 r = copies[0].repacked();
+        RepackedQ4 r = copies[0].repacked();
         return r == null ? matrixBytes : r.rowBytes() * r.rows();
     }
 

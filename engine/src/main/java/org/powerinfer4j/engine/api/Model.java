@@ -85,7 +85,7 @@ public final class Model implements AutoCloseable {
         this.options = options;
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
-        // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4_0); the sparse FFN reads the file
+        // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
         this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
         this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
         int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);

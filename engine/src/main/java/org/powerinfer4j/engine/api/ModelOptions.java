@@ -24,7 +24,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * @param gpu           hybrid CPU/GPU FFN for predict mode ({@code --gpu}, {@code --vram-budget}, {@code --gpu-index});
  *                      {@link GpuOptions#OFF} = CPU only
  * @param repack        repack Q4_0 matrices used by dense products into the CPU layout of
- *                      {@link org.powerinfer4j.engine.tensor.RepackedQ4_0} at load ({@code --no-repack} turns it off):
+ *                      {@link org.powerinfer4j.engine.tensor.RepackedQ4} at load ({@code --no-repack} turns it off):
  *                      about 1.1× their size in native memory and a one-time copy, for faster decode and prefill
  * @param batchSequences batch the decode steps of concurrent sessions into shared passes over the weights
  *                      (results are bit-identical either way, see {@code DecodeBatcher}); default off until

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
-import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -52,7 +52,7 @@ public final class MatrixOps {
         Objects.checkFromIndexSize(xOff, n, x.length);
         Objects.checkFromIndexSize(outOff, rowTo - rowFrom, out.length);
         int rows = rowTo - rowFrom;
-        RepackedQ4_0 rep = w.repacked();
+        RepackedQ4 rep = w.repacked();
         if (rep != null && RepackedQ4Kernels.SUPPORTED) {
             matVecRepacked(pool, rep, rowFrom, rows, x, xOff, out, outOff);
             return;
@@ -71,13 +71,13 @@ public final class MatrixOps {
         }
     }
 
-    /** {@link #matVec} over repacked Q4_0: x permuted once on the calling thread, then rows four at a time. */
-    private static void matVecRepacked(WorkerPool pool, RepackedQ4_0 rep, int rowFrom, int rows, float[] x, int xOff, float[] out, int outOff) {
+    /** {@link #matVec} over repacked Q4_0/Q4_K: x permuted once on the calling thread, then rows four at a time. */
+    private static void matVecRepacked(WorkerPool pool, RepackedQ4 rep, int rowFrom, int rows, float[] x, int xOff, float[] out, int outOff) {
         int np = rep.paddedLength();
         float[] xp = PERMUTED_X.get(), xs8 = PERMUTED_XS.get();
         if (xp.length < np) PERMUTED_X.set(xp = new float[np]);
         if (xs8.length < np / 8) PERMUTED_XS.set(xs8 = new float[np / 8]);
-        RepackedQ4Kernels.permuteForDot(x, xOff, rep.rowLength(), xp, xs8);
+        RepackedQ4Kernels.prepare(rep, x, xOff, xp, xs8);
         float[] fxp = xp, fxs8 = xs8;
         if (pool.threads() == 1 || (long) rows * np < parallelThreshold) {
             matVecRepackedRows(rep, rowFrom, 0, rows, fxp, fxs8, out, outOff);
@@ -86,7 +86,7 @@ public final class MatrixOps {
         }
     }
 
-    private static void matVecRepackedRows(RepackedQ4_0 rep, int rowBase, int from, int to, float[] xp, float[] xs8, float[] out, int outOff) {
+    private static void matVecRepackedRows(RepackedQ4 rep, int rowBase, int from, int to, float[] xp, float[] xs8, float[] out, int outOff) {
         float[] lanes = Simd.lanes();
         int r = from;
         for (; r < to && ((rowBase + r) & 3) != 0; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
@@ -142,7 +142,7 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ4_0 rep = w.repacked();
+        RepackedQ4 rep = w.repacked();
         boolean repacked = rep != null && RepackedQ4Kernels.SUPPORTED, words = !repacked && KQuantWordKernels.handles(w.type());
         float[][] xp = null, xs = null;
         if (repacked || words) {   // each vector prepared once on the calling thread, as matVec does
@@ -150,7 +150,7 @@ public final class MatrixOps {
             xp = new float[batch][np];
             xs = new float[batch][ns];
             for (int b = 0; b < batch; b++) {
-                if (repacked) RepackedQ4Kernels.permuteForDot(x, b * n, n, xp[b], xs[b]);
+                if (repacked) RepackedQ4Kernels.prepare(rep, x, b * n, xp[b], xs[b]);
                 else KQuantWordKernels.prepare(w.type(), x, b * n, n, xp[b], xs[b]);
             }
         }
@@ -193,13 +193,13 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ4_0 rep = w.repacked();
+        RepackedQ4 rep = w.repacked();
         if (rep != null && RepackedQ4Kernels.SUPPORTED) {
             // rows dequantized in the repacked (permuted) column order, so permute the batch the same way once
             int np = rep.paddedLength();
             float[] xp = PERMUTED_X.get();
             if (xp.length < batch * np) PERMUTED_X.set(xp = new float[batch * np]);
-            for (int b = 0; b < batch; b++) RepackedQ4_0.permute(x, b * n, n, xp, b * np, null);
+            for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * np, null);
             float[] fxp = xp;
             PanelSource src = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
             if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) matMulRows(src, np, rows, 0, rows, fxp, batch, out);

@@ -4,28 +4,35 @@ import static org.powerinfer4j.engine.kernels.Simd.F;
 import static org.powerinfer4j.engine.kernels.Simd.FL;
 import static org.powerinfer4j.engine.kernels.Simd.I;
 import static org.powerinfer4j.engine.kernels.Simd.LE;
-import static org.powerinfer4j.engine.tensor.RepackedQ4_0.CHUNK;
-import static org.powerinfer4j.engine.tensor.RepackedQ4_0.WORDS;
+import static org.powerinfer4j.engine.tensor.RepackedQ4.CHUNK;
+import static org.powerinfer4j.engine.tensor.RepackedQ4.WORDS;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
-import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 
 /**
- * Dot products and dequantization over {@link RepackedQ4_0} rows, against activations already permuted with
- * {@link #permuteForDot} (dequantization: {@link RepackedQ4_0#permute}). Per chunk and vector of words: for each
+ * Dot products and dequantization over {@link RepackedQ4} rows, against activations already permuted with
+ * {@link #permuteForDot} (dequantization: {@link RepackedQ4#permute}). Per chunk and vector of words: for each
  * of the 8 nibble positions k a mask, an int→float convert and one FMA with 16 permuted activations — no shifts
  * (see {@link #nibble}), no shuffles, no byte widening. Each lane
  * starts at −8·Σx of its 8 columns, so the lane ends at Σ (q − 8)·x for one block, and one FMA with the lane's
  * block scale folds it into the row's accumulator. Four rows at a time share every activation load.
  *
+ * <p>Q4_K ({@link RepackedQ4#mins()}): value = scale·q − min, so lanes start at 0 and end at Σ q·x, folded in by the
+ * block scale as above; the mins then add Σ_block min·(−Σx) per row in a separate short pass over the tiles' mins
+ * ({@link #addMinTerms}: one FMA per chunk for four rows). Kept apart because one more pair of scale loads in the
+ * four-row body takes it past C2's inlining budget (NodeCountInliningCutoff), and its helpers then box.
+ *
  * <p>{@link #dotReference} is the plain scalar definition the vector kernels are tested against.
  */
 public final class RepackedQ4Kernels {
     private RepackedQ4Kernels() {}
+
+    private static final java.lang.foreign.ValueLayout.OfFloat FLE = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /** Whether the vector kernels can run here: the Vector API is enabled and a vector covers at most a chunk's 16 words. */
     public static final boolean SUPPORTED = Simd.ENABLED && FL >= 4 && FL <= WORDS;
@@ -33,19 +40,49 @@ public final class RepackedQ4Kernels {
     /** Lane l of a vector of words takes the scale of block l/4 (4 words per 32-column block). */
     private static final VectorShuffle<Float> EXPAND = VectorShuffle.fromOp(F, l -> l / 4);
 
-    /** Scalar definition: Σ_col d(block)·(q − 8)·x[col] over the row in natural column order, x not permuted. */
-    public static float dotReference(RepackedQ4_0 m, int row, float[] x, int xOff) {
+    /**
+     * Scalar definition over the row in natural column order, x not permuted: Σ_col d(block)·(q − 8)·x[col] (Q4_0),
+     * Σ_block (scale·Σ q·x − min·Σ x) (Q4_K).
+     */
+    public static float dotReference(RepackedQ4 m, int row, float[] x, int xOff) {
         float sum = 0f;
         for (int b = 0; b < m.rowLength() / 32; b++) {
-            float p = 0f;
-            for (int i = 0; i < 32; i++) p += (m.quant(row, b * 32 + i) - 8) * x[xOff + b * 32 + i];
-            sum += p * m.scale(row, b);
+            float p = 0f, sx = 0f;
+            for (int i = 0; i < 32; i++) {
+                float v = x[xOff + b * 32 + i];
+                p += (m.mins() ? m.quant(row, b * 32 + i) : m.quant(row, b * 32 + i) - 8) * v;
+                sx += v;
+            }
+            sum += m.mins() ? p * m.scale(row, b) - m.min(row, b) * sx : p * m.scale(row, b);
         }
         return sum;
     }
 
-    /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link #permuteForDot}. Bit-identical to {@link #dot4}'s result for that row. */
-    public static float dot(RepackedQ4_0 m, int row, float[] xp, float[] xs8) {
+    /**
+     * Prepares x for {@link #dot}/{@link #dot4} on {@code m}: {@link #permuteForDot}; for Q4_K, {@code xs} then holds
+     * per chunk c the block sums −Σx of its 4 blocks once for each of a tile's 4 rows ({@code xs[16c + 4r + j]} =
+     * −Σx over block 4c + j), the operand {@link #addMinTerms} multiplies with the tile's 16 mins.
+     */
+    public static void prepare(RepackedQ4 m, float[] x, int xOff, float[] xp, float[] xs) {
+        permuteForDot(x, xOff, m.rowLength(), xp, xs);
+        if (!m.mins()) return;
+        for (int c = 0; c < m.chunks(); c++) {
+            float[] b = new float[4];
+            for (int j = 0; j < 4; j++) {
+                float sum = 0f;
+                for (int i = 0; i < 32; i++) {
+                    int col = c * CHUNK + 32 * j + i;
+                    if (col < m.rowLength()) sum += x[xOff + col];
+                }
+                b[j] = -sum;
+            }
+            for (int r = 0; r < 4; r++) System.arraycopy(b, 0, xs, c * WORDS + 4 * r, 4);
+        }
+    }
+
+    /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link #prepare}. Bit-identical to {@link #dot4}'s result for that row. */
+    public static float dot(RepackedQ4 m, int row, float[] xp, float[] xs8) {
+        if (m.mins()) return dotWithMins(m, row, xp, xs8);
         MemorySegment seg = m.data();
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < m.chunks(); c++) {
@@ -65,12 +102,67 @@ public final class RepackedQ4Kernels {
     }
 
 
+    /** {@link #dot} for Q4_K: lanes from 0, the block scales folded in, then the row's min terms. */
+    private static float dotWithMins(RepackedQ4 m, int row, float[] xp, float[] xs) {
+        MemorySegment seg = m.data();
+        FloatVector acc = FloatVector.zero(F);
+        for (int c = 0; c < m.chunks(); c++) {
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
+                int xb = c * CHUNK + g;
+                FloatVector s = FloatVector.zero(F);
+                for (int k = 0; k < 8; k++) s = nibble(w, k).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
+                acc = s.fma(blockScales(seg, so, g), acc);
+            }
+        }
+        float[] lanes = Simd.lanes();
+        FloatVector zero = FloatVector.zero(F);
+        Simd.sum4(acc, zero, zero, zero, lanes);
+        return lanes[0] + minTerm(m, row, xs);
+    }
+
+    /**
+     * Σ_block min·(−Σx) of one row: four partial sums (block j of each chunk), each a chain of FMAs in chunk order,
+     * then {@code (p0 + p1) + (p2 + p3)} — exactly what {@link #addMinTerms}' lanes compute for that row.
+     */
+    static float minTerm(RepackedQ4 m, int row, float[] xs) {
+        MemorySegment seg = m.data();
+        float p0 = 0f, p1 = 0f, p2 = 0f, p3 = 0f;
+        int r = row & 3;
+        for (int c = 0; c < m.chunks(); c++) {
+            long mo = m.minsOffset(row, c);
+            int xo = c * WORDS + 4 * r;
+            p0 = Math.fma(seg.get(FLE, mo), xs[xo], p0);
+            p1 = Math.fma(seg.get(FLE, mo + 4), xs[xo + 1], p1);
+            p2 = Math.fma(seg.get(FLE, mo + 8), xs[xo + 2], p2);
+            p3 = Math.fma(seg.get(FLE, mo + 12), xs[xo + 3], p3);
+        }
+        return (p0 + p1) + (p2 + p3);
+    }
+
+    /** {@code out[o + r] += minTerm(row + r)} for the four rows of a tile, one FMA per chunk and vector of mins. */
+    private static void addMinTerms(RepackedQ4 m, int row, float[] xs, float[] out, int o, float[] lanes) {
+        MemorySegment seg = m.data();
+        for (int i = 0; i < WORDS; i += FL) {
+            FloatVector a = FloatVector.zero(F);
+            for (int c = 0; c < m.chunks(); c++)
+                a = FloatVector.fromMemorySegment(F, seg, m.minsOffset(row, c) + 4L * i, LE).fma(FloatVector.fromArray(F, xs, c * WORDS + i), a);
+            a.intoArray(lanes, i);
+        }
+        for (int r = 0; r < 4; r++) out[o + r] += (lanes[4 * r] + lanes[4 * r + 1]) + (lanes[4 * r + 2] + lanes[4 * r + 3]);
+    }
+
     /**
      * {@code out[o..o+4)} = rows {@code row..row+3} · x. {@code lanes} is scratch of at least {@link Simd#FL}
      * floats for the fixed-order lane sums.
      */
-    public static void dot4(RepackedQ4_0 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
+    public static void dot4(RepackedQ4 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
         if ((row & 3) != 0) throw new IllegalArgumentException("dot4 needs a row group start, not row " + row);
+        if (m.mins()) {
+            dot4WithMins(m, row, xp, xs8, out, o, lanes);
+            return;
+        }
         MemorySegment seg = m.data();
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < m.chunks(); c++) {
@@ -90,7 +182,7 @@ public final class RepackedQ4Kernels {
                     s2 = nibble(w2, k).fma(xv, s2);
                     s3 = nibble(w3, k).fma(xv, s3);
                 }
-                long so = t + RepackedQ4_0.SCALES;
+                long so = t + RepackedQ4.SCALES;
                 a0 = s0.fma(blockScales(seg, so, g), a0);
                 a1 = s1.fma(blockScales(seg, so + 16, g), a1);
                 a2 = s2.fma(blockScales(seg, so + 32, g), a2);
@@ -102,6 +194,42 @@ public final class RepackedQ4Kernels {
         out[o + 1] = lanes[Simd.SUM4_STRIDE];
         out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
         out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
+    }
+
+    /** {@link #dot4} for Q4_K: the Q4_0 body with lanes from 0, then the four rows' min terms. */
+    private static void dot4WithMins(RepackedQ4 m, int row, float[] xp, float[] xs, float[] out, int o, float[] lanes) {
+        MemorySegment seg = m.data();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int c = 0; c < m.chunks(); c++) {
+            long t = m.wordsOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                long qo = t + g * 4L;
+                IntVector w0 = IntVector.fromMemorySegment(I, seg, qo, LE);
+                IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
+                IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
+                IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
+                FloatVector s0 = FloatVector.zero(F), s1 = s0, s2 = s0, s3 = s0;
+                int xb = c * CHUNK + g;
+                for (int k = 0; k < 8; k++) {
+                    FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
+                    s0 = nibble(w0, k).fma(xv, s0);
+                    s1 = nibble(w1, k).fma(xv, s1);
+                    s2 = nibble(w2, k).fma(xv, s2);
+                    s3 = nibble(w3, k).fma(xv, s3);
+                }
+                long so = t + RepackedQ4.SCALES;
+                a0 = s0.fma(blockScales(seg, so, g), a0);
+                a1 = s1.fma(blockScales(seg, so + 16, g), a1);
+                a2 = s2.fma(blockScales(seg, so + 32, g), a2);
+                a3 = s3.fma(blockScales(seg, so + 48, g), a3);
+            }
+        }
+        Simd.sum4(a0, a1, a2, a3, lanes);
+        out[o] = lanes[0];
+        out[o + 1] = lanes[Simd.SUM4_STRIDE];
+        out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
+        out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
+        addMinTerms(m, row, xs, out, o, lanes);
     }
 
     /**
@@ -116,13 +244,13 @@ public final class RepackedQ4Kernels {
     }
 
     /**
-     * {@link RepackedQ4_0#permute} for {@link #dot} and {@link #dot4}: the same order and {@code xs8}, with the
+     * {@link RepackedQ4#permute} for {@link #dot} and {@link #dot4}: the same order and {@code xs8}, with the
      * activations of nibble k (k &lt; 7) scaled by 2^-4k to meet {@link #nibble}'s in-place quants. Exact: powers of
      * two (activations below 2^-98 in magnitude would lose bits as subnormals; they contribute nothing anyway).
      */
     public static void permuteForDot(float[] x, int xOff, int n, float[] xp, float[] xs8) {
-        RepackedQ4_0.permute(x, xOff, n, xp, 0, xs8);
-        int np = RepackedQ4_0.paddedLength(n);
+        RepackedQ4.permute(x, xOff, n, xp, 0, xs8);
+        int np = RepackedQ4.paddedLength(n);
         for (int c = 0; c < np / CHUNK; c++) {
             for (int k = 1; k < 7; k++) {
                 float scale = Math.scalb(1f, -4 * k);
@@ -146,13 +274,17 @@ public final class RepackedQ4Kernels {
     }
 
     /**
-     * Row {@code row} dequantized in permuted order: {@code dst[off + permutedIndex(col)] = (q − 8)·d}, the same
-     * value bit for bit as Q4_0's dequantize (padded columns give −8·0 = −0). The prompt product multiplies these
-     * rows with permuted activations.
+     * Row {@code row} dequantized in permuted order: {@code dst[off + permutedIndex(col)] = (q − 8)·d} (Q4_0) or
+     * {@code scale·q − min} (Q4_K), the same value bit for bit as the type's dequantize (padded columns give ±0).
+     * The prompt product multiplies these rows with permuted activations.
      */
-    public static void dequantizePermuted(RepackedQ4_0 m, int row, float[] dst, int off) {
+    public static void dequantizePermuted(RepackedQ4 m, int row, float[] dst, int off) {
         if (!SUPPORTED) {
             dequantizePermutedScalar(m, row, dst, off);
+            return;
+        }
+        if (m.mins()) {
+            dequantizePermutedWithMins(m, row, dst, off);
             return;
         }
         MemorySegment seg = m.data();
@@ -169,10 +301,23 @@ public final class RepackedQ4Kernels {
         }
     }
 
-    /** Scalar form of {@link #dequantizePermuted}. */
-    public static void dequantizePermutedScalar(RepackedQ4_0 m, int row, float[] dst, int off) {
-        for (int col = 0; col < m.paddedLength(); col++) {
-            dst[off + RepackedQ4_0.permutedIndex(col)] = (m.quant(row, col) - 8) * m.scale(row, col / 32);
+    private static void dequantizePermutedWithMins(RepackedQ4 m, int row, float[] dst, int off) {
+        MemorySegment seg = m.data();
+        for (int c = 0; c < m.chunks(); c++) {
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c), mo = m.minsOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
+                FloatVector d = blockScales(seg, so, g), mn = blockScales(seg, mo, g);
+                for (int k = 0; k < 8; k++) {
+                    lowNibbles(w).mul(d).sub(mn).intoArray(dst, off + c * CHUNK + WORDS * k + g);
+                    w = w.lanewise(VectorOperators.LSHR, 4);
+                }
+            }
         }
+    }
+
+    /** Scalar form of {@link #dequantizePermuted}. */
+    public static void dequantizePermutedScalar(RepackedQ4 m, int row, float[] dst, int off) {
+        for (int col = 0; col < m.paddedLength(); col++) dst[off + RepackedQ4.permutedIndex(col)] = m.value(row, col);
     }
 }

@@ -9,7 +9,7 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFFormatException;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.GGMLType;
-import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -177,7 +177,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     }
 
     /**
-     * These weights with a {@link RepackedQ4_0} copy (allocated in {@code arena}) attached to every Q4_0 matrix the
+     * These weights with a {@link RepackedQ4} copy (allocated in {@code arena}) attached to every Q4_0 and Q4_K matrix the
      * dense products read: attention projections, the output head, and — when {@code ffnToo} (the FFN runs dense)
      * — the FFN matrices. Sparse FFN paths read single rows of the mapped file and keep the original layout.
      * The copy runs on {@code pool}'s threads.
@@ -185,9 +185,9 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo) {
         java.util.IdentityHashMap<Tensor, Tensor> done = new java.util.IdentityHashMap<>();
         java.util.function.UnaryOperator<Tensor> rp = t -> {
-            if (t == null || t.type() != GGMLType.Q4_0 || t.repacked() != null || t.ne().length != 2) return t;
+            if (t == null || !RepackedQ4.repackable(t) || t.repacked() != null) return t;
             return done.computeIfAbsent(t, x -> {
-                RepackedQ4_0 r = RepackedQ4_0.allocate(arena, x.rowLength(), x.rows());
+                RepackedQ4 r = RepackedQ4.allocate(arena, x.type(), x.rowLength(), x.rows());
                 pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
                 return x.withRepacked(r);
             });

@@ -7,13 +7,13 @@ import java.util.Arrays;
  * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
  * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
  * The data segment is never copied to the heap. {@code repacked} is null or a CPU-friendly copy of the same
- * Q4_0 weights ({@link RepackedQ4_0}) that the dense matrix products use instead of {@code data}.
+ * Q4_0 or Q4_K weights ({@link RepackedQ4}) that the dense matrix products use instead of {@code data}.
  */
-public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedQ4_0 repacked) {
+public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedQ4 repacked) {
 
     public Tensor {
         ne = ne.clone();
-        if (repacked != null && (type != GGMLType.Q4_0 || ne.length != 2 || repacked.rowLength() != ne[0] || repacked.rows() != ne[1]))
+        if (repacked != null && (type != repacked.type() || ne.length != 2 || repacked.rowLength() != ne[0] || repacked.rows() != ne[1]))
             throw new IllegalArgumentException(name + ": repacked planes do not match " + type + " " + Arrays.toString(ne));
     }
 
@@ -22,7 +22,7 @@ public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, 
     }
 
     /** This tensor with its repacked copy attached. */
-    public Tensor withRepacked(RepackedQ4_0 r) {
+    public Tensor withRepacked(RepackedQ4 r) {
         return new Tensor(name, type, ne, data, r);
     }
 

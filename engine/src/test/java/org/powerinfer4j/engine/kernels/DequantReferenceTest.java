@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.kernels;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.TestFactory;
 import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -61,6 +63,27 @@ class DequantReferenceTest {
                         throw new AssertionError(name + " row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected)
                                 + ", kernel " + vec[i] + ", scalar " + sca[i]);
                     }
+                }
+            }
+            if (RepackedQ4.repackable(t)) checkRepacked(t, ref);
+        }
+    }
+
+    /** Q4_0 and Q4_K also through the CPU's repacked copy: the same values bit for bit, in permuted order. */
+    private static void checkRepacked(Tensor t, ByteBuffer ref) {
+        int n = t.rowLength(), rows = t.rows();
+        try (Arena arena = Arena.ofConfined()) {
+            RepackedQ4 rep = RepackedQ4.allocate(arena, t.type(), n, rows);
+            rep.repackRows(t, 0, rows);
+            float[] vec = new float[rep.paddedLength()], sca = new float[rep.paddedLength()];
+            for (int r = 0; r < rows; r++) {
+                RepackedQ4Kernels.dequantizePermuted(rep, r, vec, 0);
+                RepackedQ4Kernels.dequantizePermutedScalar(rep, r, sca, 0);
+                for (int i = 0; i < n; i++) {
+                    int expected = ref.getInt(4 * (r * n + i)), at = RepackedQ4.permutedIndex(i);
+                    if (Float.floatToRawIntBits(vec[at]) != expected || Float.floatToRawIntBits(sca[at]) != expected)
+                        throw new AssertionError(t.name() + " repacked row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected)
+                                + ", kernel " + vec[at] + ", scalar " + sca[at]);
                 }
             }
         }

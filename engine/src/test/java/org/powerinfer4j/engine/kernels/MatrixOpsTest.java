@@ -111,11 +111,11 @@ class MatrixOpsTest {
         }
     }
 
-    // ---- repacked Q4_0 (tensor.RepackedQ4_0): the dense products read the repacked copy when one is attached ----
+    // ---- repacked Q4_0 (tensor.RepackedQ4): the dense products read the repacked copy when one is attached ----
 
     private static Matrix repacked(int n, int rows, Random r, Arena arena) {
         Matrix m = Matrix.random(GGMLType.Q4_0, n, rows, r, arena);
-        org.powerinfer4j.engine.tensor.RepackedQ4_0 rep = org.powerinfer4j.engine.tensor.RepackedQ4_0.allocate(arena, n, rows);
+        org.powerinfer4j.engine.tensor.RepackedQ4 rep = org.powerinfer4j.engine.tensor.RepackedQ4.allocate(arena, n, rows);
         rep.repackRows(m.tensor(), 0, rows);
         return new Matrix(m.tensor().withRepacked(rep), m.w(), m.w0());
     }

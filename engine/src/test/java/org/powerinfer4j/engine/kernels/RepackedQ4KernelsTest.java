@@ -11,7 +11,7 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 import org.powerinfer4j.engine.tensor.GGMLType;
-import org.powerinfer4j.engine.tensor.RepackedQ4_0;
+import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -21,13 +21,13 @@ import org.powerinfer4j.engine.tensor.Tensor;
  */
 class RepackedQ4KernelsTest {
 
-    private record Pair(Tensor q4, RepackedQ4_0 rep) {}
+    private record Pair(Tensor q4, RepackedQ4 rep) {}
 
     private static Pair random(int n, int rows, Random r, Arena arena) {
         MemorySegment seg = arena.allocate(GGMLType.Q4_0.byteSize((long) n * rows));
         QuantData.fill(GGMLType.Q4_0, r, seg, 0, n * rows, false);
         Tensor t = new Tensor("w", GGMLType.Q4_0, new long[] {n, rows}, seg);
-        RepackedQ4_0 rep = RepackedQ4_0.allocate(arena, n, rows);
+        RepackedQ4 rep = RepackedQ4.allocate(arena, n, rows);
         // two calls over a split, as the model's parallel repack does
         int mid = r.nextInt(rows + 1) / 4 * 4;
         rep.repackRows(t, 0, mid);
@@ -49,7 +49,7 @@ class RepackedQ4KernelsTest {
                 RepackedQ4Kernels.dequantizePermuted(p.rep(), row, vec, 0);
                 RepackedQ4Kernels.dequantizePermutedScalar(p.rep(), row, scalar, 0);
                 for (int col = 0; col < np; col++) {
-                    int at = RepackedQ4_0.permutedIndex(col);
+                    int at = RepackedQ4.permutedIndex(col);
                     float expected = col < n ? ref[col] : -0f;     // padding: quant 0, scale 0 → (0 − 8)·0
                     assertThat(vec[at]).as("row %d col %d", row, col).isEqualTo(expected);
                     assertThat(scalar[at]).isEqualTo(expected);
@@ -97,15 +97,15 @@ class RepackedQ4KernelsTest {
 
     @Test
     void permuteWritesEveryColumnOnceAndPadsWithZeros() {
-        int n = 160, np = RepackedQ4_0.paddedLength(n);
+        int n = 160, np = RepackedQ4.paddedLength(n);
         assertThat(np).isEqualTo(256);
         float[] x = new float[n];
         for (int i = 0; i < n; i++) x[i] = i + 1;
         float[] xp = new float[np], xs8 = new float[np / 8];
-        RepackedQ4_0.permute(x, 0, n, xp, 0, xs8);
+        RepackedQ4.permute(x, 0, n, xp, 0, xs8);
         boolean[] seen = new boolean[np];
         for (int col = 0; col < np; col++) {
-            int at = RepackedQ4_0.permutedIndex(col);
+            int at = RepackedQ4.permutedIndex(col);
             assertThat(seen[at]).isFalse();
             seen[at] = true;
             assertThat(xp[at]).isEqualTo(col < n ? col + 1f : 0f);
@@ -119,9 +119,9 @@ class RepackedQ4KernelsTest {
     void rejectsMismatchedShapesAndMisalignedFourRowCalls() {
         try (Arena arena = Arena.ofConfined()) {
             Pair p = random(64, 8, new Random(3), arena);
-            RepackedQ4_0 other = RepackedQ4_0.allocate(arena, 96, 8);
+            RepackedQ4 other = RepackedQ4.allocate(arena, 96, 8);
             assertThatThrownBy(() -> other.repackRows(p.q4(), 0, 8)).isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> RepackedQ4_0.allocate(arena, 48, 2)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> RepackedQ4.allocate(arena, 48, 2)).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> new Tensor("w", GGMLType.Q8_0, new long[] {64, 8}, p.q4().data(), p.rep()))
                     .isInstanceOf(IllegalArgumentException.class);
             float[] xp = new float[128], xs8 = new float[16];

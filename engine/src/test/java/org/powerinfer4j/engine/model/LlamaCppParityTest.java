@@ -49,7 +49,7 @@ class LlamaCppParityTest {
                 Arguments.of("models/quantized/stories260K-bf16.gguf", "reference/stories260K-bf16.llamacpp.json", 0.0125, 0.12, true),
                 Arguments.of("models/quantized/stories260K-q8_0.gguf", "reference/stories260K-q8_0.llamacpp.json", 0.05, 0.22, true),
                 Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 0.05, 0.28, true),
-                // Q4_0 matrices are repacked for the CPU at load (tensor.RepackedQ4_0); the file's own layout must agree too
+                // Q4_0 matrices are repacked for the CPU at load (tensor.RepackedQ4); the file's own layout must agree too
                 Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 0.05, 0.28, false),
                 Arguments.of("models/quantized/stories260K-q4_1.gguf", "reference/stories260K-q4_1.llamacpp.json", 0.05, 0.2, true));
     }
