@@ -22,6 +22,7 @@ import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.kernels.SparseOps;
@@ -67,6 +68,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final Consumer<String> warn;
     private final int layers, dim, ffMax, hMax, maxBatch;
     private final HybridPlacement requested;
+    private final DeviceFootprint footprint;
     private HybridPlacement placement;            // after load-time fallbacks
     private final LayerGpu[] onGpu;               // null entry: layer entirely on the CPU
     private final List<String> loadNotes = new ArrayList<>();
@@ -149,7 +151,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             hY = m.asSlice(2 * vec, vec);
             hMask = m.asSlice(3 * vec, (long) batch * ffMax);
             long b = 0;
-            for (GpuBuffer o : owned) b += o.byteSize();
+            for (GpuBuffer o : owned) b += GpuFootprint.pad(Math.max(1, o.byteSize()));   // as the device pads
             deviceBytes = b;
         }
 
@@ -177,9 +179,9 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
 
     /** Device workspace bytes for {@code batch} tokens, padded per allocation as the device pads them. */
     static long workspaceBytes(int dim, int ffMax, int kMax, int hMax, int batch) {
-        long vec = GpuFootprint.pad(4L * batch * dim);
-        return 3 * vec + GpuFootprint.pad(4L * hMax) + GpuFootprint.pad(4L * ffMax) + GpuFootprint.pad((long) batch * ffMax)
-                + 3 * GpuFootprint.pad(4L * Math.max(1, kMax));
+        long b = 0;
+        for (DeviceFootprint.Alloc a : DeviceFootprint.hybridWorkspace(dim, ffMax, Math.max(1, kMax), hMax, batch)) b += a.padded();
+        return b;
     }
 
     /**
@@ -213,6 +215,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         this.dim = lw[0].ffnUp().rowLength();
         this.maxBatch = Math.max(1, maxBatch);
         this.requested = placement;
+        this.footprint = gpu == null ? DeviceFootprint.EMPTY : DeviceFootprint.hybridFfn(w, placement.hotCounts(), this.maxBatch);
         int ff = 0, h = 1;
         for (int l = 0; l < layers; l++) {
             if (!lw[l].hasPredictor()) throw new IllegalArgumentException("layer " + l + " has no activation predictor (the hybrid FFN runs in predict mode)");
@@ -288,7 +291,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of layer " + l + " not placed on the device (" + e.getMessage() + ")");
                 continue;
             }
-            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + g.rowMap.byteSize() + bytes(g.fc1) + bytes(g.fc2);
+            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2);
         }
         if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
         gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
@@ -312,7 +315,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     }
 
     private static long bytes(GpuMatrix m) {
-        return m == null ? 0 : m.data().byteSize();
+        return m == null ? 0 : GpuFootprint.pad(Math.max(1, m.data().byteSize()));
     }
 
     // --- forward ---------------------------------------------------------------------------------------------------
@@ -570,10 +573,15 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         return g != null && g.fc1 != null;
     }
 
-    /** Device bytes of {@code layer}'s hot rows, row map and predictor. */
+    /** Device bytes of {@code layer}'s hot rows, row map and predictor (padded, as the device and the footprint count). */
     public long deviceBytes(int layer) {
         LayerGpu g = onGpu[layer];
         return g == null ? 0 : g.bytes;
+    }
+
+    /** What the requested placement allocates on the device, in this FFN's order (what a load without fallbacks allocates). */
+    public DeviceFootprint footprint() {
+        return footprint;
     }
 
     /** All device bytes this FFN holds (layers plus workspace). */
