@@ -110,7 +110,7 @@ public final class HybridPlacement {
             }
         }
         // every hot scratch as large as a whole layer: the solver may make any layer entirely hot
-        long ws = HybridFeedForward.workspaceBytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
+        long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
         return GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
     }
 
