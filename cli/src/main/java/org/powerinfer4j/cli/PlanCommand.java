@@ -10,9 +10,9 @@ import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.placement.ActivationStats;
-import org.powerinfer4j.engine.placement.GpuFootprint;
-import org.powerinfer4j.engine.placement.PlacementPlanner;
-import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.backend.HybridSetup;
+import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.GpuIndex;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -21,9 +21,10 @@ import picocli.CommandLine.Spec;
 
 /** {@code plan}: hot/cold neuron placement under a VRAM budget, written as PowerInfer's .gpuidx. */
 @Command(name = "plan", mixinStandardHelpOptions = true,
-        description = {"Account exactly what goes to the GPU (workspace, attention, predictors, FFN norms, output head, KV cache)",
-                "and fill the rest of --vram-budget with the most frequently firing FFN neurons. Writes PowerInfer's",
-                "GPU index (PWRI, generic.gpu_index).",
+        description = {"Plan what --gpu ... --vram-budget puts on the device: the attention blocks (weights, F32 KV cache,",
+                "session buffers) that fit, then the hybrid FFN (workspace, predictors, hot rows) with the most frequently",
+                "firing FFN neurons in the rest. Prints the device footprint the runtime allocates, allocation by",
+                "allocation totalled per category, and writes PowerInfer's GPU index (PWRI, generic.gpu_index).",
                 "Example: plan -m model.powerinfer.gguf --vram-budget 4 --activations model.activations.gguf -c 2048"})
 public final class PlanCommand implements Callable<Integer> {
     @Spec
@@ -44,10 +45,12 @@ public final class PlanCommand implements Callable<Integer> {
             description = "Context length the KV cache is sized for (default: the model's, capped at " + ModelOptions.DEFAULT_CONTEXT_CAP + ").")
     int context;
 
-    @Option(names = "--kv-type", paramLabel = "f16|f32", defaultValue = "f16", description = "KV cache element type on the GPU (default ${DEFAULT-VALUE}, as PowerInfer).")
+    @Option(names = "--kv-type", paramLabel = "f32", defaultValue = "f32",
+            description = "KV cache element type on the GPU: f32, the device's (F16 on the device is not implemented).")
     String kvType;
 
-    @Option(names = {"-b", "--batch-size"}, paramLabel = "N", defaultValue = "512", description = "Tokens per GPU forward chunk, sizing the workspace (default ${DEFAULT-VALUE}).")
+    @Option(names = {"-b", "--batch-size"}, paramLabel = "N", defaultValue = "64",
+            description = "Tokens per forward chunk (generate's -b), sizing the hybrid FFN's workspace (default ${DEFAULT-VALUE}).")
     int batch;
 
     @Option(names = "--tile", paramLabel = "N", defaultValue = "32", description = "Hot neurons per layer come in multiples of N (GPU kernel tile; default ${DEFAULT-VALUE}).")
@@ -62,11 +65,8 @@ public final class PlanCommand implements Callable<Integer> {
         if (!(budgetGiB >= 0) || budgetGiB > 1 << 20) throw new ParameterException(spec.commandLine(), "--vram-budget must be a non-negative number of GiB");
         if (tile < 1) throw new ParameterException(spec.commandLine(), "--tile must be >= 1");
         if (batch < 1) throw new ParameterException(spec.commandLine(), "--batch-size must be >= 1");
-        GGMLType kv = switch (kvType.toLowerCase(Locale.ROOT)) {
-            case "f16" -> GGMLType.F16;
-            case "f32" -> GGMLType.F32;
-            default -> throw new ParameterException(spec.commandLine(), "--kv-type must be f16 or f32");
-        };
+        if (!kvType.equalsIgnoreCase("f32"))
+            throw new ParameterException(spec.commandLine(), "--kv-type: the device KV cache is F32 (F16 on the device is not implemented)");
         if (!Files.isRegularFile(model)) throw new java.nio.file.NoSuchFileException(model.toString());
         ActivationStats stats;
         if (activations == null || activations.isEmpty()) {
@@ -77,12 +77,21 @@ public final class PlanCommand implements Callable<Integer> {
         long budget = (long) Math.floor(budgetGiB * (1L << 30));
         try (GGUFFile f = GGUFFile.open(model)) {
             ModelConfig c = ModelConfig.fromGGUF(f);
+            ModelWeights w = ModelWeights.load(f, c);
             int ctx = context > 0 ? context : Math.min(c.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
-            GpuFootprint fp = GpuFootprint.of(f, c, ctx, kv, batch);
-            PlacementPlanner.Plan plan = PlacementPlanner.plan(fp, stats.counts(), budget, tile);
-            out.print(plan.table());
+            // the runtime's own planning (HybridSetup.plan): what plan prints is what --gpu ... --vram-budget allocates
+            HybridSetup.DevicePlan dp = HybridSetup.plan(c, w, ctx, batch, budget, stats.counts(), tile, "plan");
+            out.printf(Locale.ROOT, "model %s: ctx %d, KV F32, batch %d; %d of %d attention blocks on the GPU%n", model.getFileName(), ctx, batch,
+                    dp.attentionLayers(), c.layers());
+            if (!java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor()))
+                out.println("note: this model has no activation predictors; the hybrid runtime needs them (train-predictors)");
+            out.println("hot-neuron solver, on the FFN's share of the budget:");
+            out.print(dp.placement().plan().table());
+            out.println();
+            out.print(dp.footprint().table());
+            out.printf(Locale.ROOT, "VRAM budget %,d bytes, %,d free%n", budget, budget - dp.footprint().totalBytes());
             Path o = output != null ? output : model.resolveSibling(model.getFileName() + ".generated.gpuidx");
-            plan.gpuIndex().write(o);
+            GpuIndex.of(budget, dp.placement().ffSizes(), dp.placement().plan().hot().neurons()).write(o);
             out.println("wrote " + o);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

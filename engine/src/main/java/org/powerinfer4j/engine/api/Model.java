@@ -232,6 +232,21 @@ public final class Model implements AutoCloseable {
         if (hybrid == null) return layers;
         return layers.isEmpty() ? hybrid.summary() : layers + "\n" + hybrid.summary();
     }
+    /**
+     * What this model allocates on the device (with one session open): the layers' and the hybrid FFN's
+     * allocations, in their order — what {@code plan} prints for the same options.
+     */
+    public org.powerinfer4j.engine.placement.DeviceFootprint deviceFootprint() {
+        var f = gpuLayers == null ? org.powerinfer4j.engine.placement.DeviceFootprint.EMPTY : gpuLayers.footprint();
+        return hybrid == null ? f : f.plus(hybrid.footprint());
+    }
+
+    /** Device bytes allocated now (padded; -1 when the backend does not count, 0 without a device). */
+    public long deviceBytesInUse() {
+        GpuBackend b = sharedGpu != null ? sharedGpu : gpuLayers != null ? gpuLayers.backend() : null;
+        return b == null ? 0 : b.bytesInUse();
+    }
+
     /** Layers on the GPU: whole ({@code -ngl}, dense) or attention blocks (hybrid predict mode); null when none. */
     public GpuLayers gpuLayers() { return gpuLayers; }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */

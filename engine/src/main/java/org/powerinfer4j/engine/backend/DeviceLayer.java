@@ -3,7 +3,6 @@ package org.powerinfer4j.engine.backend;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import org.powerinfer4j.engine.gpu.GgmlRows;
@@ -18,6 +17,7 @@ import org.powerinfer4j.engine.model.LayerGraph;
 import org.powerinfer4j.engine.model.LayerGraph.Buf;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelConfig;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.tensor.Tensor;
 
@@ -85,7 +85,7 @@ final class DeviceLayer {
 
     /** The ops the device runs for a layer: all of them, or the attention block {@code [0, attentionEnd)}. */
     static List<LayerGraph.Op> deviceOps(LayerGraph g, boolean attentionOnly) {
-        return attentionOnly ? g.ops().subList(0, g.attentionEnd()) : g.ops();
+        return DeviceFootprint.deviceOps(g, attentionOnly);
     }
 
     /** Why the device cannot run these ops of layer {@code il}; null when it can. */
@@ -104,50 +104,19 @@ final class DeviceLayer {
         return null;
     }
 
-    /** Every tensor the device holds for these ops, each once, in upload order. */
+    /** Every tensor the device holds for these ops, each once, in upload order (the footprint's order). */
     static Set<Tensor> tensors(LayerGraph g, LayerWeights lw, boolean attentionOnly) {
-        Set<Tensor> t = new LinkedHashSet<>();
-        for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
-            switch (op) {
-                case LayerGraph.Norm n -> addAll(t, n.weight(), n.bias());
-                case LayerGraph.Linear l -> addAll(t, l.weight(), l.bias());
-                case LayerGraph.HeadNorm h -> addAll(t, h.weight());
-                case LayerGraph.Attention a -> addAll(t, a.sinks());
-                case LayerGraph.Ffn f -> {
-                    if (!lw.has("ffn_gate_inp.weight")) addAll(t, lw.ffnGate(), lw.ffnUp(), down(lw), lw.get("ffn_gate.bias"), lw.get("ffn_up.bias"), lw.get("ffn_down.bias"));
-                    else {
-                        addAll(t, lw.get("ffn_gate_inp.weight"), lw.get("ffn_gate_inp.bias"));
-                        for (int e = 0; lw.expert("up", e) != null; e++)
-                            addAll(t, lw.expert("gate", e), lw.expert("up", e), lw.expert("down", e), lw.expertBias("gate", e), lw.expertBias("up", e),
-                                    lw.expertBias("down", e));
-                        addAll(t, lw.get("ffn_gate_shexp.weight"), lw.get("ffn_up_shexp.weight"), lw.get("ffn_down_shexp.weight"), lw.get("ffn_gate_inp_shexp.weight"));
-                    }
-                }
-                case LayerGraph.Rope r -> { }
-                case LayerGraph.Add a -> { }
-            }
-        }
-        return t;
+        return DeviceFootprint.deviceTensors(g, lw, attentionOnly);
     }
 
-    private static void addAll(Set<Tensor> set, Tensor... ts) {
-        for (Tensor t : ts) if (t != null) set.add(t);
-    }
-
-    /** The down projection as stored: {@code ffn_down} ({dim rows}), else PowerInfer's neuron-major {@code ffn_down_t}. */
     static Tensor down(LayerWeights l) {
-        return l.ffnDown() != null ? l.ffnDown() : l.ffnDownT();
+        return DeviceFootprint.down(l);
     }
 
-    /** Device bytes of a tensor as uploaded (one allocation, padded as the planner pads). */
-    static long bytes(Tensor t) {
-        return GpuFootprint.pad(t.rowBytes() * t.rows());
-    }
-
-    /** Device bytes of these ops' tensors. */
+    /** Device bytes of these ops' tensors, padded. */
     static long weightBytes(LayerGraph g, LayerWeights lw, boolean attentionOnly) {
         long b = 0;
-        for (Tensor t : tensors(g, lw, attentionOnly)) b += bytes(t);
+        for (Tensor t : tensors(g, lw, attentionOnly)) b += GpuFootprint.pad(DeviceFootprint.tensorBytes(t));
         return b;
     }
 
@@ -185,6 +154,8 @@ final class DeviceLayer {
                 case LayerGraph.Rope r -> new Rope(r.buf(), r.heads(), r.rope());
                 case LayerGraph.Attention a -> new Attention(a.window(), a.scale(), a.softcap(), up.floats(a.sinks()));
                 case LayerGraph.Ffn f when lw.has("ffn_gate_inp.weight") -> {
+                    GpuMatrix router = up.matrix(lw.get("ffn_gate_inp.weight"));   // upload order = the footprint's
+                    GpuBuffer routerBias = up.floats(lw.get("ffn_gate_inp.bias"));
                     List<Ffn> experts = new ArrayList<>();
                     for (int e = 0; lw.expert("up", e) != null; e++) {
                         experts.add(new Ffn(up.matrix(lw.expert("gate", e)), up.matrix(lw.expert("up", e)), up.matrix(lw.expert("down", e)), false,
@@ -198,8 +169,8 @@ final class DeviceLayer {
                                 up.matrix(lw.get("ffn_down_shexp.weight")), false, null, null, null, GpuActivation.of(c.activation(), true));
                         ff = Math.max(ff, lw.get("ffn_up_shexp.weight").rows());
                     }
-                    yield new Experts(up.matrix(lw.get("ffn_gate_inp.weight")), up.floats(lw.get("ffn_gate_inp.bias")), experts.toArray(Ffn[]::new),
-                            shared, up.matrix(lw.get("ffn_gate_inp_shexp.weight")), new ExpertRouter(c.params()), c.dim());
+                    yield new Experts(router, routerBias, experts.toArray(Ffn[]::new), shared, up.matrix(lw.get("ffn_gate_inp_shexp.weight")),
+                            new ExpertRouter(c.params()), c.dim());
                 }
                 case LayerGraph.Ffn f -> {
                     ff = lw.ffnUp().rows();

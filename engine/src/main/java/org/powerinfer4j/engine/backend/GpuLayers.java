@@ -22,6 +22,7 @@ import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelGraph;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.model.RopeTables;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.tensor.Tensor;
 
@@ -54,6 +55,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final DeviceLayer.DeviceRope[] ropes;
     private final int contextLength, maxFf;
     private final long weightBytes;
+    private final DeviceFootprint footprint;  // what the upload and one session allocate
     private final List<AutoCloseable> owned;
     private final Consumer<String> warn;
     private final boolean ownsBackend;       // false when the model shares the backend with its hybrid FFN
@@ -62,7 +64,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph graph, int first, boolean attentionOnly, DeviceLayer[] layers,
                       GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, long weightBytes,
-                      List<AutoCloseable> owned, Consumer<String> warn) {
+                      DeviceFootprint footprint, List<AutoCloseable> owned, Consumer<String> warn) {
         this.gpu = gpu;
         this.ownsBackend = ownsBackend;
         this.c = c;
@@ -75,6 +77,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         this.ropes = ropes;
         this.contextLength = contextLength;
         this.weightBytes = weightBytes;
+        this.footprint = footprint;
         this.owned = owned;
         this.warn = warn;
         int ff = 1;
@@ -85,25 +88,46 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         for (int i = 0; i < layers.length; i++) slot[layers[i].index] = i;
     }
 
-    /** One session's F32 KV cache for one layer on the device (K and V). */
+    /** One session's F32 KV cache for one layer on the device (K and V), padded. */
     static long kvBytes(ModelConfig c, int contextLength) {
-        return 2 * GpuFootprint.pad(4L * contextLength * c.kvDim());
+        return padded(DeviceFootprint.kvCache(c, 0, contextLength));
     }
 
     /** Device bytes of one layer's attention block: its weights and norms, and one session's F32 KV cache. */
     static long attentionBytes(ModelGraph g, ModelWeights w, int layer, ModelConfig c, int contextLength) {
-        return DeviceLayer.weightBytes(g.layers()[layer], w.layers()[layer], true) + kvBytes(c, contextLength);
+        return padded(DeviceFootprint.layerWeights(layer, g.layers()[layer], w.layers()[layer], true)) + kvBytes(c, contextLength);
     }
 
     /** Bytes of device memory one whole layer takes: its weights plus one session's F32 KV cache. */
     static long layerBytes(ModelGraph g, ModelWeights w, int layer, ModelConfig c, int contextLength) {
-        return DeviceLayer.weightBytes(g.layers()[layer], w.layers()[layer], false) + kvBytes(c, contextLength);
+        return padded(DeviceFootprint.layerWeights(layer, g.layers()[layer], w.layers()[layer], false)) + kvBytes(c, contextLength);
     }
 
     /** Bytes of the final norm, output head and logits buffer. */
     static long headBytes(ModelGraph g, ModelConfig c) {
-        long b = DeviceLayer.bytes(g.output()) + DeviceLayer.bytes(g.outputNorm().weight()) + GpuFootprint.pad(4L * c.vocabSize());
-        return g.outputNorm().bias() != null ? b + DeviceLayer.bytes(g.outputNorm().bias()) : b;
+        return padded(DeviceFootprint.head(g)) + GpuFootprint.pad(4L * c.vocabSize());
+    }
+
+    private static long padded(List<DeviceFootprint.Alloc> l) {
+        long b = 0;
+        for (DeviceFootprint.Alloc a : l) b += a.padded();
+        return b;
+    }
+
+    /**
+     * How many attention blocks from layer 0 go to the device under {@code budget} (negative: no limit): the most
+     * whose whole footprint ({@link DeviceFootprint#layers}: weights, rotary tables, one session's buffers and KV
+     * cache) fits; 0 when blk.0's cannot run there ({@code why[0]} says why).
+     */
+    static int attentionLayers(ModelGraph g, ModelWeights w, ModelConfig c, int contextLength, long budget, String[] why) {
+        int n = 0;
+        while (n < c.layers()) {
+            why[0] = DeviceLayer.unsupported(g.layers()[n], w.layers()[n], c, true);
+            if (why[0] != null) break;
+            if (budget >= 0 && DeviceFootprint.layers(c, g, w, 0, n + 1, true, false, contextLength).totalBytes() > budget) break;
+            n++;
+        }
+        return n;
     }
 
     /**
@@ -130,17 +154,9 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                                        Supplier<GpuBackend> open, boolean ownsBackend) {
         if (!o.enabled()) return null;
         ModelGraph g = GraphBuilder.build(c, w);
-        int n = 0;
-        long left = budget;
-        String why = null;
-        while (n < c.layers()) {
-            why = DeviceLayer.unsupported(g.layers()[n], w.layers()[n], c, true);
-            if (why != null) break;
-            long bytes = attentionBytes(g, w, n, c, contextLength);
-            if (budget >= 0 && bytes > left) break;
-            left -= bytes;
-            n++;
-        }
+        String[] whyNot = new String[1];
+        int n = attentionLayers(g, w, c, contextLength, budget, whyNot);
+        String why = whyNot[0];
         if (n == 0 && why != null) info.accept("note: the GPU cannot run blk.0's attention (" + why + "); attention runs on the CPU");
         if (n == 0) return null;
         GpuBackend gpu = open.get();
@@ -180,13 +196,14 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         if (n < Math.min(asked, total))
             info.accept("note: -ngl: layers below blk." + (total - eligible) + " stay on the CPU (blk." + (total - 1 - eligible) + ": " + why + ")");
         if (o.hasBudget()) {
-            // layers first, from the top; the head only when every layer is on the device and it still fits
-            long left = o.vramBudget();
+            // layers first, from the top, each with its KV cache and the shared buffers (the footprint the upload and
+            // a session allocate); the head only when every layer is on the device and it still fits
+            long budget = o.vramBudget();
             int fit = 0;
-            while (fit < n && layerBytes(g, w, total - 1 - fit, c, contextLength) <= left) left -= layerBytes(g, w, total - 1 - fit++, c, contextLength);
+            while (fit < n && DeviceFootprint.layers(c, g, w, total - fit - 1, fit + 1, false, false, contextLength).totalBytes() <= budget) fit++;
             if (fit < n) info.accept(String.format(Locale.ROOT, "note: --vram-budget %s holds %d of the %d layers asked for", HybridSetup.human(o.vramBudget()), fit, n));
             n = fit;
-            head = head && n == total && headBytes(g, c) <= left;
+            head = head && n == total && DeviceFootprint.layers(c, g, w, 0, total, false, true, contextLength).totalBytes() <= budget;
         }
         if (n == 0) {
             info.accept("note: no layer goes to the GPU; everything runs on the CPU");
@@ -236,7 +253,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 ropes[r] = new DeviceLayer.DeviceRope(inv, t.mscale(), t.dims(), t.type());
             }
             return new GpuLayers(gpu, ownsBackend, c, g, attentionOnly ? c.layers() : from, attentionOnly, dl, out, outNorm, ropes, contextLength,
-                    bytes, owned, info);
+                    bytes, DeviceFootprint.layers(c, g, w, from, n, attentionOnly, head, contextLength), owned, info);
         } catch (RuntimeException e) {
             closeAll(owned);
             throw e;
@@ -260,9 +277,19 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         owned.clear();
     }
 
-    /** Device bytes this placement holds for one session: weights, plus its KV cache. */
+    /** Device bytes this placement holds with one session: its {@link #footprint()}'s total. */
     public long deviceBytes() {
-        return weightBytes + layers.length * kvBytes(c, contextLength);
+        return footprint.totalBytes();
+    }
+
+    /** What the upload and one session allocate on the device, allocation by allocation, in their order. */
+    public DeviceFootprint footprint() {
+        return footprint;
+    }
+
+    /** The device these layers run on. */
+    public GpuBackend backend() {
+        return gpu;
     }
 
     @Override

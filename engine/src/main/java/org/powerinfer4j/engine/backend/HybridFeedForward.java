@@ -22,6 +22,7 @@ import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.kernels.SparseOps;
@@ -67,14 +68,15 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final Consumer<String> warn;
     private final int layers, dim, ffMax, hMax, maxBatch;
     private final HybridPlacement requested;
+    private final DeviceFootprint footprint;
     private HybridPlacement placement;            // after load-time fallbacks
-    private final LayerGpu[] onGpu;               // null entry: layer entirely on the CPU
+    private final HybridLayer[] onGpu;               // null entry: layer entirely on the CPU
     private final List<String> loadNotes = new ArrayList<>();
     private final OverlapStats overlap = new OverlapStats();
     private final AtomicLongArray gpuComputed, cpuComputed; // predicted-active neurons served by each side, per layer
     private final ReentrantLock lock = new ReentrantLock();
     private GpuStream stream;
-    private Workspace ws;
+    private HybridWorkspace ws;
     private volatile boolean gpuEnabled;
     private volatile String disabledReason;
 
@@ -85,102 +87,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final int[] activeCount, union;
     private int[] allNeurons;
 
-    /** A layer's device-resident part. */
-    private static final class LayerGpu {
-        final int[] hot, cold;
-        GpuMatrix gate, up, down, fc1, fc2;   // fc1/fc2 null: predictor evaluated on the CPU, mask uploaded
-        GpuBuffer rowMap;
-        long bytes;
 
-        LayerGpu(int[] hot, int[] cold) {
-            this.hot = hot;
-            this.cold = cold;
-        }
-
-        void freeRows() {
-            for (GpuMatrix m : new GpuMatrix[]{gate, up, down}) if (m != null) m.data().close();
-            if (rowMap != null) rowMap.close();
-            gate = up = down = null;
-            rowMap = null;
-        }
-
-        void freePredictor() {
-            if (fc1 != null) fc1.data().close();
-            if (fc2 != null) fc2.data().close();
-            fc1 = fc2 = null;
-        }
-    }
-
-    /** Device buffers for one layer call (reused by every layer) and the host staging they copy through. */
-    private static final class Workspace implements AutoCloseable {
-        final List<GpuBuffer> owned = new ArrayList<>();
-        final GpuBuffer x, residual, hidden, logits, mask, gate, up, h, y;
-        final HostStaging host;
-        final MemorySegment hX, hR, hY, hMask;
-        final long deviceBytes;
-        // recorded again every layer (creating and destroying three events per layer costs driver calls)
-        final List<GpuEvent> events = new ArrayList<>();
-        GpuEvent started, done, maskReady;
-
-        Workspace(GpuBackend gpu, int dim, int ffMax, int kMax, int hMax, int batch) {
-            try {
-                started = event(gpu, true);
-                done = event(gpu, true);
-                maskReady = event(gpu, false);
-                x = alloc(gpu, 4L * batch * dim);
-                residual = alloc(gpu, 4L * batch * dim);
-                hidden = alloc(gpu, 4L * hMax);
-                logits = alloc(gpu, 4L * ffMax);
-                mask = alloc(gpu, (long) batch * ffMax);
-                gate = alloc(gpu, 4L * kMax);
-                up = alloc(gpu, 4L * kMax);
-                h = alloc(gpu, 4L * kMax);
-                y = alloc(gpu, 4L * batch * dim);
-                long vec = 4L * batch * dim;
-                host = HostStaging.allocate(gpu, 3 * vec + (long) batch * ffMax);
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
-            long vec = 4L * batch * dim;
-            MemorySegment m = host.segment();
-            hX = m.asSlice(0, vec);
-            hR = m.asSlice(vec, vec);
-            hY = m.asSlice(2 * vec, vec);
-            hMask = m.asSlice(3 * vec, (long) batch * ffMax);
-            long b = 0;
-            for (GpuBuffer o : owned) b += o.byteSize();
-            deviceBytes = b;
-        }
-
-        private GpuBuffer alloc(GpuBackend gpu, long bytes) {
-            GpuBuffer b = gpu.allocate(Math.max(1, bytes));
-            owned.add(b);
-            return b;
-        }
-
-        private GpuEvent event(GpuBackend gpu, boolean timed) {
-            GpuEvent e = gpu.createEvent(timed);
-            events.add(e);
-            return e;
-        }
-
-        @Override
-        public void close() {
-            for (GpuEvent e : events) e.close();
-            events.clear();
-            for (GpuBuffer b : owned) b.close();
-            owned.clear();
-            if (host != null) host.close();
-        }
-    }
-
-    /** Device workspace bytes for {@code batch} tokens, padded per allocation as the device pads them. */
-    static long workspaceBytes(int dim, int ffMax, int kMax, int hMax, int batch) {
-        long vec = GpuFootprint.pad(4L * batch * dim);
-        return 3 * vec + GpuFootprint.pad(4L * hMax) + GpuFootprint.pad(4L * ffMax) + GpuFootprint.pad((long) batch * ffMax)
-                + 3 * GpuFootprint.pad(4L * Math.max(1, kMax));
-    }
 
     /**
      * Uploads the hot parts; never throws for device trouble (the affected parts stay on the CPU, see
@@ -213,6 +120,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         this.dim = lw[0].ffnUp().rowLength();
         this.maxBatch = Math.max(1, maxBatch);
         this.requested = placement;
+        this.footprint = gpu == null ? DeviceFootprint.EMPTY : DeviceFootprint.hybridFfn(w, placement.hotCounts(), this.maxBatch);
         int ff = 0, h = 1;
         for (int l = 0; l < layers; l++) {
             if (!lw[l].hasPredictor()) throw new IllegalArgumentException("layer " + l + " has no activation predictor (the hybrid FFN runs in predict mode)");
@@ -230,7 +138,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         this.union = new int[ffMax];
         this.gpuComputed = new AtomicLongArray(layers);
         this.cpuComputed = new AtomicLongArray(layers);
-        this.onGpu = new LayerGpu[layers];
+        this.onGpu = new HybridLayer[layers];
         this.placement = placement;
         load(lw);
     }
@@ -244,9 +152,9 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         for (int l = 0; l < layers; l++) kMax = Math.max(kMax, placement.hotCount(l));
         try {
             stream = gpu.createStream();
-            ws = new Workspace(gpu, dim, ffMax, kMax, hMax, maxBatch);
+            ws = new HybridWorkspace(gpu, dim, ffMax, kMax, hMax, maxBatch);
         } catch (RuntimeException e) {
-            note("device workspace (" + human(workspaceBytes(dim, ffMax, kMax, hMax, maxBatch)) + ") could not be allocated: "
+            note("device workspace (" + human(HybridWorkspace.bytes(dim, ffMax, kMax, hMax, maxBatch)) + ") could not be allocated: "
                     + e.getMessage() + "; all FFN neurons on the CPU");
             closeDevice();
             placement = allCold("device workspace unavailable");
@@ -257,7 +165,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         List<Integer> predictorOnCpu = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
             if (placement.hotCount(l) == 0) continue;
-            LayerGpu g = new LayerGpu(placement.hot(l), placement.cold(l));
+            HybridLayer g = new HybridLayer(placement.hot(l), placement.cold(l));
             onGpu[l] = g;
             try {
                 g.fc1 = gpu.uploadMatrix(stream, lw[l].predictorFc1());
@@ -271,7 +179,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         if (predictorOnCpu.size() > 1) loadNotes.add("predictors of layers " + predictorOnCpu + " evaluated on the CPU");
         List<Integer> rowsOnCpu = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
-            LayerGpu g = onGpu[l];
+            HybridLayer g = onGpu[l];
             if (g == null) continue;
             try {
                 int k = g.hot.length;
@@ -288,7 +196,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of layer " + l + " not placed on the device (" + e.getMessage() + ")");
                 continue;
             }
-            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + g.rowMap.byteSize() + bytes(g.fc1) + bytes(g.fc2);
+            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2);
         }
         if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
         gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
@@ -312,7 +220,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     }
 
     private static long bytes(GpuMatrix m) {
-        return m == null ? 0 : m.data().byteSize();
+        return m == null ? 0 : GpuFootprint.pad(Math.max(1, m.data().byteSize()));
     }
 
     // --- forward ---------------------------------------------------------------------------------------------------
@@ -322,7 +230,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         if (batch > maxBatch) throw new IllegalArgumentException("batch " + batch + " exceeds the hybrid FFN's " + maxBatch);
         lock.lock();
         try {
-            LayerGpu g = onGpu[layer];
+            HybridLayer g = onGpu[layer];
             if (gpuEnabled && g != null) {
                 try {
                     hybrid(pool, layer, w, s, batch, g);
@@ -350,7 +258,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         return allNeurons;
     }
 
-    private void hybrid(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch, LayerGpu g) {
+    private void hybrid(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch, HybridLayer g) {
         int ff = w.ffnUp().rows(), k = g.hot.length;
         float[] x = s.ffnInput(), res = s.residual(), out = s.ffnOutput();
         long t0 = System.nanoTime();
@@ -560,20 +468,25 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
 
     /** Hot neurons resident on the device in {@code layer} (0 when the layer runs on the CPU). */
     public int residentHot(int layer) {
-        LayerGpu g = onGpu[layer];
+        HybridLayer g = onGpu[layer];
         return g == null ? 0 : g.hot.length;
     }
 
     /** Whether {@code layer}'s predictor is evaluated on the device. */
     public boolean predictorOnDevice(int layer) {
-        LayerGpu g = onGpu[layer];
+        HybridLayer g = onGpu[layer];
         return g != null && g.fc1 != null;
     }
 
-    /** Device bytes of {@code layer}'s hot rows, row map and predictor. */
+    /** Device bytes of {@code layer}'s hot rows, row map and predictor (padded, as the device and the footprint count). */
     public long deviceBytes(int layer) {
-        LayerGpu g = onGpu[layer];
+        HybridLayer g = onGpu[layer];
         return g == null ? 0 : g.bytes;
+    }
+
+    /** What the requested placement allocates on the device, in this FFN's order (what a load without fallbacks allocates). */
+    public DeviceFootprint footprint() {
+        return footprint;
     }
 
     /** All device bytes this FFN holds (layers plus workspace). */
@@ -642,14 +555,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         // best effort, each piece on its own: after a fatal device error every driver call fails, and the rest
         // (pinned memory, the stream, the context) must still be released
         for (int l = 0; l < layers; l++) {
-            LayerGpu g = onGpu[l];
+            HybridLayer g = onGpu[l];
             if (g != null) {
                 quietly(g::freeRows);
                 quietly(g::freePredictor);
                 onGpu[l] = null;
             }
         }
-        Workspace w = ws;
+        HybridWorkspace w = ws;
         if (w != null) quietly(w::close);
         ws = null;
         GpuStream st = stream;

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.placement.PlacementPlanner;
@@ -87,7 +88,8 @@ public final class HybridPlacement {
      * {@code maxBatch} tokens plus the backend's per-stream scratch (CUDA's split-axpy partials, allocated by the
      * backend itself and so invisible to the allocation count); per neuron = one row each of gate, up and down_t
      * plus its 4-byte row-map entry; per layer = the padding of those four allocations. Allocations are padded to
-     * {@link GpuFootprint#ALLOC_ALIGN}, so the planned total never falls below what is really allocated.
+     * {@link GpuFootprint#ALLOC_ALIGN}, so the planned total never falls below what is really allocated: the
+     * placement's exact allocations, {@link DeviceFootprint#hybridFfn}, which the runtime makes, never exceed it.
      */
     public static GpuFootprint footprint(ModelWeights w, int maxBatch) {
         LayerWeights[] layers = w.layers();
@@ -107,23 +109,29 @@ public final class HybridPlacement {
                 fixed.add(new GpuFootprint.Item("predictors", "layer " + l, bytes(lw.predictorFc1()) + bytes(lw.predictorFc2())));
             }
         }
-        long ws = HybridFeedForward.workspaceBytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
+        // every hot scratch as large as a whole layer: the solver may make any layer entirely hot
+        long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
         return GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
     }
 
-    /** CudaBackend grows a per-stream scratch for split axpy partials to at least 1 MiB; 1024 splits of dim floats is above any split it picks. */
+    /** CUDA's per-stream split scratch, as {@link DeviceFootprint#streamScratch} reserves it. */
     static long streamScratch(int dim) {
-        return GpuFootprint.pad(Math.max(1L << 20, 4096L * dim));
+        return DeviceFootprint.streamScratch(dim);
     }
 
     private static long downRowBytes(LayerWeights lw) {
-        if (lw.ffnDownT() != null) return lw.ffnDownT().rowBytes();
-        Tensor d = lw.ffnDown();   // transposed at load: F32 stays F32, everything else becomes F16 (TransposedDown)
-        return (d.type() == org.powerinfer4j.engine.tensor.GGMLType.F32 ? 4L : 2L) * d.rows();
+        return DeviceFootprint.downRowBytes(lw);
     }
 
     private static long bytes(Tensor t) {
-        return GpuFootprint.pad(t.rowBytes() * t.rows());
+        return GpuFootprint.pad(DeviceFootprint.tensorBytes(t));
+    }
+
+    /** Hot neurons per layer. */
+    public int[] hotCounts() {
+        int[] k = new int[hot.length];
+        for (int l = 0; l < k.length; l++) k[l] = hot[l].length;
+        return k;
     }
 
     public int layers() { return ff.length; }

@@ -7,9 +7,13 @@ import java.util.Locale;
 import java.util.function.Consumer;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.model.GraphBuilder;
+import org.powerinfer4j.engine.model.ModelConfig;
+import org.powerinfer4j.engine.model.ModelGraph;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.placement.ActivationStats;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.sparse.SparsityStats;
@@ -63,6 +67,30 @@ public final class HybridSetup {
         requireBudgetOrIndex(o);
         HybridPlacement placement = placement(o, modelPath, w, maxBatch, info);
         return new HybridFeedForward(gpu, ownsBackend, placement, w, activation, threshold, downT, maxBatch, o.coldMask(), stats, info);
+    }
+
+    /**
+     * The hybrid runtime's whole device plan for a budget, as {@code Model} carries it out: the attention blocks
+     * that fit ({@link GpuLayers#attention}), then the FFN placement planned in what they leave.
+     *
+     * @param attentionLayers attention blocks on the device, from layer 0
+     * @param placement       the FFN's hot/cold split (planned for the FFN's share of the budget)
+     * @param footprint       every allocation: the attention part's, then the hybrid FFN's
+     */
+    public record DevicePlan(int attentionLayers, HybridPlacement placement, DeviceFootprint footprint) {}
+
+    /**
+     * The plan {@code --gpu … --vram-budget} runs under, for {@code plan}: same choices, same footprint.
+     *
+     * @param counts activation counts per layer and neuron; null = uniform
+     */
+    public static DevicePlan plan(ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, long[][] counts, int tile, String source) {
+        ModelGraph g = GraphBuilder.build(c, w);
+        int n = GpuLayers.attentionLayers(g, w, c, contextLength, budget, new String[1]);
+        DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength);
+        long ffnBudget = Math.max(0, budget - attention.totalBytes());
+        HybridPlacement p = HybridPlacement.planned(HybridPlacement.footprint(w, batch), counts, ffnBudget, tile, source);
+        return new DevicePlan(n, p, attention.plus(DeviceFootprint.hybridFfn(w, p.hotCounts(), batch)));
     }
 
     /** The hot neurons come from a budget or a GPU index; neither is a usage error (one line). */

@@ -23,6 +23,14 @@ public interface GpuBackend extends AutoCloseable {
 
     GpuBuffer allocate(long bytes);
 
+    /**
+     * Bytes of the buffers {@link #allocate} handed out and not yet freed, each padded to 256 as the device pads it
+     * (the backend's own scratch not included); -1 when this backend does not count.
+     */
+    default long bytesInUse() {
+        return -1;
+    }
+
     /** Queues a copy of all of {@code src} (native memory, unchanged until the stream passes the copy) to {@code dst}. */
     void upload(GpuStream s, MemorySegment src, GpuBuffer dst, long dstOffset);
 

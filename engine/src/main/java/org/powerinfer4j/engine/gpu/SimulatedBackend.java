@@ -45,7 +45,18 @@ public final class SimulatedBackend implements GpuBackend {
 
     // --- memory ----------------------------------------------------------------------------------------------------
 
-    static final class SimBuffer implements GpuBuffer {
+    private final java.util.concurrent.atomic.AtomicLong inUse = new java.util.concurrent.atomic.AtomicLong();
+
+    @Override
+    public long bytesInUse() {
+        return inUse.get();
+    }
+
+    private static long padded(long bytes) {
+        return (Math.max(1, bytes) + 255) / 256 * 256;
+    }
+
+    final class SimBuffer implements GpuBuffer {
         private final Arena arena;          // null for views
         private final MemorySegment segment;
         private final SimBuffer root;
@@ -73,7 +84,10 @@ public final class SimulatedBackend implements GpuBackend {
 
         @Override
         public void close() {
-            if (root == this && arena.scope().isAlive()) arena.close();
+            if (root == this && arena.scope().isAlive()) {
+                arena.close();
+                inUse.addAndGet(-padded(segment.byteSize()));
+            }
         }
     }
 
@@ -92,6 +106,7 @@ public final class SimulatedBackend implements GpuBackend {
         Arena a = Arena.ofShared();
         MemorySegment m = a.allocate(Math.max(1, bytes), 256).asSlice(0, bytes);
         m.fill((byte) 0xff); // undefined contents: NaN floats, so use-before-write shows up in tests
+        inUse.addAndGet(padded(bytes));
         return new SimBuffer(a, m, null);
     }
 

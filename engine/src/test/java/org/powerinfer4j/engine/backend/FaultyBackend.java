@@ -34,7 +34,11 @@ final class FaultyBackend implements GpuBackend {
         this.failAsync = failAsync;
     }
 
+    private final java.util.List<Long> requests = new java.util.ArrayList<>();
+
     synchronized long allocated() { return allocated; }
+    /** The bytes of every allocation handed out, in order (unpadded, as requested). */
+    synchronized java.util.List<Long> requests() { return java.util.List.copyOf(requests); }
     synchronized long refused() { return refused; }
 
     @Override public String name() { return "faulty " + d.name(); }
@@ -47,6 +51,7 @@ final class FaultyBackend implements GpuBackend {
             throw new IllegalStateException("out of device memory: " + bytes + " bytes requested, " + (limit - allocated) + " left");
         }
         allocated += padded;
+        requests.add(bytes);
         return d.allocate(bytes);
     }
 

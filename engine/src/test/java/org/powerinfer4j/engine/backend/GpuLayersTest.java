@@ -240,7 +240,8 @@ class GpuLayersTest {
         int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 32);
         try (Loaded m = Loaded.open("models/stories260K.gguf")) {
             List<String> notes = new ArrayList<>();
-            long two = GpuLayers.attentionBytes(m.graph(), m.weights(), 0, m.config(), 256) * 2 + 100;
+            // the whole footprint of two attention blocks (weights, KV, rotary tables, session buffers) and a little
+            long two = org.powerinfer4j.engine.placement.DeviceFootprint.layers(m.config(), m.graph(), m.weights(), 0, 2, true, false, 256).totalBytes() + 100;
             try (GpuLayers g = GpuLayers.attention(GpuOptions.layers(GpuMode.SIMULATED, 0), m.config(), m.weights(), 256, two, notes::add)) {
                 assertThat(g.deviceLayers()).isEqualTo(2);
                 assertThat(g.firstLayer()).isEqualTo(m.config().layers());     // no whole layer moves
