@@ -332,6 +332,15 @@ extern "C" __global__ void ffn_act_f32(const float* gate, const float* up, float
 extern "C" __global__ void gather_f32(const float* __restrict__ src, const int* __restrict__ idx, float* __restrict__ dst, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = src[idx[i]];
 }
+/** y[j] += x[j] where neuron rowmap[j] (j when rowmap is null) is active in mask: a hot row's bias, only where the
+ *  row was computed (an inactive row stays 0 through the activation, as on the CPU). */
+extern "C" __global__ void masked_add_f32(float* y, const float* __restrict__ x, const unsigned char* __restrict__ mask,
+                                          const int* __restrict__ rowmap, int n) {
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        const int neuron = rowmap != nullptr ? rowmap[j] : j;
+        if (mask[neuron] != 0) y[j] += x[j];
+    }
+}
 /** dst[idx[i]] += src[i]; idx holds distinct indices (no two threads write the same element) */
 extern "C" __global__ void scatter_add_f32(const float* __restrict__ src, const int* __restrict__ idx, float* __restrict__ dst, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[idx[i]] += src[i];

@@ -76,12 +76,8 @@ public final class Model implements AutoCloseable {
         this.config = config;
         this.tokenizer = tokenizer;
         // the graph is built (and every tensor checked) before anything is allocated; -ngl runs any layer the device
-        // kernels take (GpuLayers says which), the hybrid FFN needs bias-free ReLU FFNs
+        // kernels take (GpuLayers says which)
         GraphBuilder.build(config, weights);
-        if (options.gpu().enabled() && options.gpu().gpuLayers() == 0 && hasFfnBiases(weights)) {
-            System.err.println("note: the hybrid FFN does not take FFN biases (" + config.architecture() + "); this model runs on the CPU (pass -ngl N to offload whole layers)");
-            options = options.withGpu(GpuOptions.OFF);
-        }
         this.options = options;
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
@@ -107,12 +103,6 @@ public final class Model implements AutoCloseable {
         this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
                 ? new DecodeBatcher(transformer, config, pool, contextLength) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
-    }
-
-    private static boolean hasFfnBiases(ModelWeights w) {
-        for (LayerWeights l : w.layers())
-            if (l.has("ffn_up.bias") || l.has("ffn_gate.bias") || l.has("ffn_down.bias")) return true;
-        return false;
     }
 
     /** The weights with repacked Q4_0 copies when asked for and possible; without them (one note) when memory runs out. */

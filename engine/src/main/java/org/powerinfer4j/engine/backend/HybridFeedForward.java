@@ -15,7 +15,6 @@ import org.powerinfer4j.engine.gpu.GpuBuffer;
 import org.powerinfer4j.engine.gpu.GpuEvent;
 import org.powerinfer4j.engine.gpu.GpuMatrix;
 import org.powerinfer4j.engine.gpu.GpuStream;
-import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.FeedForward;
 import org.powerinfer4j.engine.model.FfnActivation;
@@ -80,12 +79,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private volatile boolean gpuEnabled;
     private volatile String disabledReason;
 
-    // CPU scratch, guarded by lock
-    private final byte[] mask;          // [batch][ffMax]: the mask the CPU computes with
-    private final float[] predHidden, predLogits;
-    private final int[][] active;
-    private final int[] activeCount, union;
-    private int[] allNeurons;
+    private final HybridCpuPart cpu;    // the CPU's half and its scratch, guarded by lock
 
 
 
@@ -130,12 +124,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         }
         this.ffMax = ff;
         this.hMax = h;
-        this.mask = new byte[this.maxBatch * ffMax];
-        this.predHidden = new float[this.maxBatch * hMax];
-        this.predLogits = new float[this.maxBatch * ffMax];
-        this.active = new int[this.maxBatch][ffMax];
-        this.activeCount = new int[this.maxBatch];
-        this.union = new int[ffMax];
+        this.cpu = new HybridCpuPart(activation, threshold, this.downT, dim, this.maxBatch, ffMax, hMax);
         this.gpuComputed = new AtomicLongArray(layers);
         this.cpuComputed = new AtomicLongArray(layers);
         this.onGpu = new HybridLayer[layers];
@@ -187,6 +176,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 g.up = gpu.uploadRows(stream, lw[l].ffnUp(), g.hot, k);
                 g.down = gpu.uploadRows(stream, downT[l], g.hot, k);
                 g.rowMap = gpu.uploadInts(stream, g.hot);
+                g.gateBias = hotBias(lw[l].get("ffn_gate.bias"), g.hot);
+                g.upBias = hotBias(lw[l].get("ffn_up.bias"), g.hot);
             } catch (RuntimeException e) {
                 g.freeRows();
                 g.freePredictor();
@@ -196,7 +187,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of layer " + l + " not placed on the device (" + e.getMessage() + ")");
                 continue;
             }
-            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2);
+            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2)
+                    + (g.gateBias == null ? 0 : GpuFootprint.pad(g.gateBias.byteSize())) + (g.upBias == null ? 0 : GpuFootprint.pad(g.upBias.byteSize()));
         }
         if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
         gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
@@ -205,6 +197,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             placement = allCold("nothing could be placed on the device");
         }
         warnLoadNotes();
+    }
+
+    /** A bias vector's hot entries in hot order, on the device; null without a bias. */
+    private GpuBuffer hotBias(Tensor bias, int[] hot) {
+        if (bias == null) return null;
+        float[] v = new float[hot.length];
+        for (int j = 0; j < hot.length; j++) v[j] = bias.data().getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, hot[j]);
+        return gpu.uploadFloats(stream, v);
     }
 
     private HybridPlacement allCold(String why) {
@@ -234,6 +234,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             if (gpuEnabled && g != null) {
                 try {
                     hybrid(pool, layer, w, s, batch, g);
+                    cpu.addDownBias(w, s.ffnOutput(), batch);
                     return;
                 } catch (RuntimeException e) {
                     deviceFailed(e);   // then the whole layer again on the CPU: never a partial answer
@@ -241,21 +242,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             }
             long t0 = System.nanoTime();
             int ff = w.ffnUp().rows();
-            predictCpu(pool, w, s.residual(), batch, ff, null);
-            cpuComputed.addAndGet(layer, computeCold(pool, layer, w, batch, ff, allNeurons(ff), s.ffnOutput(), s));
-            if (stats != null) for (int b = 0; b < batch; b++) stats.record(layer, activeCount[b], -1, 0);
+            cpu.predict(pool, w, s.residual(), batch, ff, null);
+            cpuComputed.addAndGet(layer, cpu.computeCold(pool, layer, w, batch, ff, cpu.allNeurons(ff), s.ffnOutput(), s));
+            if (stats != null) for (int b = 0; b < batch; b++) stats.record(layer, cpu.activeCount[b], -1, 0);
+            cpu.addDownBias(w, s.ffnOutput(), batch);
             overlap.recordCpuOnly(System.nanoTime() - t0);
         } finally {
             lock.unlock();
         }
-    }
-
-    private int[] allNeurons(int ff) {
-        if (allNeurons == null || allNeurons.length != ff) {
-            allNeurons = new int[ff];
-            for (int r = 0; r < ff; r++) allNeurons[r] = r;
-        }
-        return allNeurons;
     }
 
     private void hybrid(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch, HybridLayer g) {
@@ -280,8 +274,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             if (coldMask == ColdMaskSource.GPU_EVENT) gpu.record(maskReady, stream);
         } else {
             // predictor not on the device: the CPU decides for every neuron and sends the mask over
-            predictCpu(pool, w, res, batch, ff, null);
-            MemorySegment.copy(mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
+            cpu.predict(pool, w, res, batch, ff, null);
+            MemorySegment.copy(cpu.mask, 0, ws.hMask, ValueLayout.JAVA_BYTE, 0, batch * ff);
             gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
         }
 
@@ -292,9 +286,12 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             if (g.gate != null) {
                 gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
                 gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
+                if (g.gateBias != null) gpu.maskedAdd(stream, gateOut, g.gateBias, mb, g.rowMap, k);
+                if (g.upBias != null) gpu.maskedAdd(stream, upOut, g.upBias, mb, g.rowMap, k);
                 gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
             } else {
                 gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
+                if (g.upBias != null) gpu.maskedAdd(stream, gateOut, g.upBias, mb, g.rowMap, k);
                 gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
             }
             gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
@@ -309,12 +306,12 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             if (coldMask == ColdMaskSource.GPU_EVENT) {
                 gpu.synchronize(maskReady);
                 maskWait = System.nanoTime() - issued;
-                MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, mask, 0, batch * ff);
+                MemorySegment.copy(ws.hMask, ValueLayout.JAVA_BYTE, 0, cpu.mask, 0, batch * ff);
             } else {
-                predictCpu(pool, w, res, batch, ff, g.cold);
+                cpu.predict(pool, w, res, batch, ff, g.cold);
             }
         }
-        int cpuActive = computeCold(pool, layer, w, batch, ff, g.cold, out, s);
+        int cpuActive = cpu.computeCold(pool, layer, w, batch, ff, g.cold, out, s);
         long cpuDone = System.nanoTime();
 
         // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
@@ -335,94 +332,17 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         for (int b = 0; b < batch; b++) {
             int n = 0;
             if (wholeMaskOnHost) {
-                for (int i = b * ff, e = i + ff; i < e; i++) n += mask[i] != 0 ? 1 : 0;
-                n -= activeCount[b];
+                for (int i = b * ff, e = i + ff; i < e; i++) n += cpu.mask[i] != 0 ? 1 : 0;
+                n -= cpu.activeCount[b];
             } else {
                 for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
             }
             gpuActive += n;
-            if (stats != null) stats.record(layer, n + activeCount[b], -1, 0);
+            if (stats != null) stats.record(layer, n + cpu.activeCount[b], -1, 0);
         }
         gpuComputed.addAndGet(layer, gpuActive);
         cpuComputed.addAndGet(layer, cpuActive);
         overlap.recordHybrid(t0, issued, cpuDone, gpuDone, end, maskWait, merged - cpuDone);
-    }
-
-    /**
-     * The predictor on the CPU into {@link #mask}: all neurons ({@code rows} null), or only the listed (cold) rows
-     * of fc2 — fc1 is needed whole either way.
-     */
-    private void predictCpu(WorkerPool pool, LayerWeights w, float[] residual, int batch, int ff, int[] rows) {
-        Tensor fc1 = w.predictorFc1(), fc2 = w.predictorFc2();
-        int hidden = fc1.rows();
-        if (batch == 1) MatrixOps.matVec(pool, fc1, residual, 0, predHidden, 0);
-        else MatrixOps.matMul(pool, fc1, residual, batch, predHidden);
-        for (int i = 0; i < batch * hidden; i++) if (predHidden[i] < 0f) predHidden[i] = 0f;
-        if (rows == null) {
-            if (batch == 1) MatrixOps.matVec(pool, fc2, predHidden, 0, predLogits, 0);
-            else MatrixOps.matMul(pool, fc2, predHidden, batch, predLogits);
-            for (int i = 0; i < batch * ff; i++) mask[i] = (byte) (predLogits[i] >= threshold ? 1 : 0);
-        } else {
-            if (batch == 1) SparseOps.rowSparseMatVec(pool, fc2, rows, rows.length, predHidden, 0, predLogits, 0);
-            else SparseOps.rowSparseMatMul(pool, fc2, rows, rows.length, predHidden, batch, predLogits, ff);
-            for (int b = 0; b < batch; b++)
-                for (int r : rows) mask[b * ff + r] = (byte) (predLogits[b * ff + r] >= threshold ? 1 : 0);
-        }
-    }
-
-    /**
-     * The cold predicted-active neurons into {@code out} (overwritten): gate/up rows, activation, down_t axpy, as
-     * {@link SparseFeedForward} computes them, restricted to {@code cold}. Returns the neurons computed.
-     */
-    private int computeCold(WorkerPool pool, int layer, LayerWeights w, int batch, int ff, int[] cold, float[] out, InferenceState s) {
-        int total = 0;
-        for (int b = 0; b < batch; b++) {
-            int n = 0;
-            int[] a = active[b];
-            for (int r : cold) if (mask[b * ff + r] != 0) a[n++] = r;
-            activeCount[b] = n;
-            total += n;
-        }
-        int[] rows;
-        int count;
-        if (batch == 1) {
-            rows = active[0];
-            count = activeCount[0];
-        } else {
-            count = 0;
-            for (int r : cold)
-                for (int b = 0; b < batch; b++)
-                    if (mask[b * ff + r] != 0) {
-                        union[count++] = r;
-                        break;
-                    }
-            rows = union;
-        }
-        float[] g = s.ffnGate(), u = s.ffnUp();
-        Tensor gate = w.ffnGate(), up = w.ffnUp();
-        if (gate != null) {
-            rowSparse(pool, gate, rows, count, s.ffnInput(), batch, g, ff);
-            rowSparse(pool, up, rows, count, s.ffnInput(), batch, u, ff);
-        } else rowSparse(pool, up, rows, count, s.ffnInput(), batch, g, ff);
-        for (int b = 0; b < batch; b++) {
-            int o = b * ff;
-            for (int i = 0; i < count; i++) {
-                int r = rows[i];
-                g[o + r] = mask[o + r] == 0 ? 0f : gate == null ? Math.max(g[o + r], 0f) : act(g[o + r], u[o + r]);
-            }
-        }
-        SparseOps.sparseAxpy(pool, downT[layer], rows, count, g, ff, batch, out);
-        return total;
-    }
-
-    private static void rowSparse(WorkerPool pool, Tensor w, int[] rows, int count, float[] x, int batch, float[] out, int ff) {
-        if (batch == 1) SparseOps.rowSparseMatVec(pool, w, rows, count, x, 0, out, 0);
-        else SparseOps.rowSparseMatMul(pool, w, rows, count, x, batch, out, ff);
-    }
-
-    private float act(float gate, float up) {
-        if (gate <= 0f) return 0f;
-        return activation == FfnActivation.DRELU ? (up > 0f ? gate * up : 0f) : gate * up;
     }
 
     private void deviceFailed(RuntimeException e) {

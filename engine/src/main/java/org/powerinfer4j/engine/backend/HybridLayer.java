@@ -8,6 +8,7 @@ final class HybridLayer {
     final int[] hot, cold;
     GpuMatrix gate, up, down, fc1, fc2;   // fc1/fc2 null: predictor evaluated on the CPU, mask uploaded
     GpuBuffer rowMap;
+    GpuBuffer gateBias, upBias;           // the hot rows' biases, compact (OPT, ...); null without
     long bytes;
 
     HybridLayer(int[] hot, int[] cold) {
@@ -17,9 +18,9 @@ final class HybridLayer {
 
     void freeRows() {
         for (GpuMatrix m : new GpuMatrix[]{gate, up, down}) if (m != null) m.data().close();
-        if (rowMap != null) rowMap.close();
+        for (GpuBuffer b : new GpuBuffer[]{rowMap, gateBias, upBias}) if (b != null) b.close();
         gate = up = down = null;
-        rowMap = null;
+        rowMap = gateBias = upBias = null;
     }
 
     void freePredictor() {

@@ -398,6 +398,15 @@ public final class CudaBackend implements GpuBackend {
     }
 
     @Override
+    public void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n) {
+        Checks.floats(y, n, "y");
+        Checks.floats(x, n, "x");
+        if (rowMap != null) Checks.ints(rowMap, n, "rowMap");
+        if (n == 0) return;
+        launch(Spec.MASKED_ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(y), dev(x), dev(mask), dev(rowMap), n);
+    }
+
+    @Override
     public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) {
         Checks.floats(y, n, "y");
         Checks.floats(x, n, "x");

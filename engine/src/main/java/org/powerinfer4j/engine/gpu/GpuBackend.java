@@ -219,6 +219,12 @@ public interface GpuBackend extends AutoCloseable {
     /** y[i] += x[i] for i &lt; n. */
     void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n);
 
+    /**
+     * y[j] += x[j] for j &lt; n where neuron {@code rowMap[j]} (j when rowMap is null) is active in {@code mask} (one
+     * byte per neuron): the hybrid FFN's hot-row biases, added only to rows the row-sparse product computed.
+     */
+    void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n);
+
     /** y[i] += alpha·x[i] for i &lt; n (one fused multiply-add per element). */
     void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n);
 

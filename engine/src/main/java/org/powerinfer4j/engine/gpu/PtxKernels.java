@@ -54,6 +54,7 @@ public final class PtxKernels {
         THRESHOLD_MASK("ffn", "void threshold_mask(const float* logits, int n, float threshold, uint8_t* mask, int* count)"),
         FFN_ACT_F32("ffn", "void ffn_act_f32(const float* gate, const float* up, float* out, int n, int mode)"),
         GATHER_F32("ffn", "void gather_f32(const float* src, const int* idx, float* dst, int n)"),
+        MASKED_ADD_F32("ffn", "void masked_add_f32(float* y, const float* x, const uint8_t* mask, const int* rowmap, int n)"),
         SCATTER_ADD_F32("ffn", "void scatter_add_f32(const float* src, const int* idx, float* dst, int n)"),
         RMS_NORM_F32("layer", "void rms_norm_f32(const float* x, const float* w, float* out, int n, int rows, float eps)"),
         LAYER_NORM_F32("layer", "void layer_norm_f32(const float* x, const float* w, const float* b, float* out, int n, int rows, float eps)"),

@@ -523,6 +523,20 @@ public final class SimulatedBackend implements GpuBackend {
     }
 
     @Override
+    public void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n) {
+        Checks.floats(y, n, "y");
+        Checks.floats(x, n, "x");
+        if (rowMap != null) Checks.ints(rowMap, n, "rowMap");
+        MemorySegment Y = seg(y), X = seg(x), M = seg(mask), R = rowMap == null ? null : seg(rowMap);
+        submit(s, () -> {
+            for (int j = 0; j < n; j++) {
+                int neuron = R == null ? j : R.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, j);
+                if (M.get(java.lang.foreign.ValueLayout.JAVA_BYTE, neuron) != 0) Y.setAtIndex(F, j, Y.getAtIndex(F, j) + X.getAtIndex(F, j));
+            }
+        });
+    }
+
+    @Override
     public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) {
         Checks.floats(y, n, "y");
         Checks.floats(x, n, "x");

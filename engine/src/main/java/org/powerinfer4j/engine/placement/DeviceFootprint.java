@@ -294,6 +294,8 @@ public final class DeviceFootprint {
             r.add(new Alloc("hot FFN rows", p + "up", lw[l].ffnUp().rowBytes() * k));
             r.add(new Alloc("hot FFN rows", p + "down_t", downRowBytes(lw[l]) * k));
             r.add(new Alloc("hot FFN rows", p + "row map", 4L * k));
+            if (lw[l].has("ffn_gate.bias")) r.add(new Alloc("hot FFN rows", p + "gate bias", 4L * k));
+            if (lw[l].has("ffn_up.bias")) r.add(new Alloc("hot FFN rows", p + "up bias", 4L * k));
         }
         return new DeviceFootprint(r, List.of(new Alloc("stream scratch", "hybrid FFN stream (CUDA split partials)", streamScratch(dim))));
     }

@@ -105,6 +105,7 @@ final class FaultyBackend implements GpuBackend {
     @Override public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer o, int h, int kvh, int hd, int kvs, int n, float sc,
                                     float cap, GpuBuffer sinks) { d.attention(s, q, k, v, o, h, kvh, hd, kvs, n, sc, cap, sinks); }
     @Override public void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n) { d.add(s, y, x, n); }
+    @Override public void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n) { d.maskedAdd(s, y, x, mask, rowMap, n); }
     @Override public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) { d.scaleAdd(s, y, x, alpha, n); }
     @Override public void close() { d.close(); }
 }

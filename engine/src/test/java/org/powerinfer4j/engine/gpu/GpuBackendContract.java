@@ -361,6 +361,39 @@ abstract class GpuBackendContract {
     }
 
     @Test
+    void maskedAddTouchesOnlyActiveRows() {
+        Random rnd = new Random(19);
+        int ff = 300;
+        int[] hot = sortedSubset(rnd, ff, 0.4);
+        int k = hot.length;
+        byte[] mask = new byte[ff];
+        for (int i = 0; i < ff; i++) mask[i] = (byte) (rnd.nextBoolean() ? 1 : 0);
+        float[] y = TestWeights.floats(rnd, k, 0f), x = TestWeights.floats(rnd, k, 0f);
+        try (GpuBuffer yb = upload(y); GpuBuffer xb = upload(x); GpuBuffer map = gpu.uploadInts(s, hot); GpuBuffer mb = gpu.allocate(ff)) {
+            uploadBytes(mask, mb);
+            gpu.maskedAdd(s, yb, xb, mb, map, k);
+            float[] got = download(yb, k);
+            for (int j = 0; j < k; j++) assertThat(got[j]).as("row %d", j).isEqualTo(mask[hot[j]] != 0 ? y[j] + x[j] : y[j]);
+        }
+        float[] y2 = TestWeights.floats(rnd, ff, 0f), x2 = TestWeights.floats(rnd, ff, 0f);
+        try (GpuBuffer yb = upload(y2); GpuBuffer xb = upload(x2); GpuBuffer mb = gpu.allocate(ff)) {   // no row map: row j is neuron j
+            uploadBytes(mask, mb);
+            gpu.maskedAdd(s, yb, xb, mb, null, ff);
+            float[] got = download(yb, ff);
+            for (int j = 0; j < ff; j++) assertThat(got[j]).isEqualTo(mask[j] != 0 ? y2[j] + x2[j] : y2[j]);
+        }
+    }
+
+    private void uploadBytes(byte[] bytes, GpuBuffer dst) {
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment m = a.allocate(bytes.length);
+            java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofArray(bytes), 0, m, 0, bytes.length);
+            gpu.upload(s, m, dst, 0);
+            gpu.synchronize(s);
+        }
+    }
+
+    @Test
     void scaleAddIsOneFusedMultiplyAddPerElement() {
         Random rnd = new Random(18);
         int n = 777;
