@@ -82,7 +82,7 @@ public final class RepackedQ4Kernels {
 
     /** Row {@code row} · x, with {@code xp}/{@code xs8} from {@link #prepare}. Bit-identical to {@link #dot4}'s result for that row. */
     public static float dot(RepackedQ4 m, int row, float[] xp, float[] xs8) {
-        if (m.mins()) return dotWithMins(m, row, xp, xs8);
+        boolean mins = m.mins();   // Q4_K: lanes from 0, the min terms after
         MemorySegment seg = m.data();
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < m.chunks(); c++) {
@@ -90,7 +90,7 @@ public final class RepackedQ4Kernels {
             for (int g = 0; g < WORDS; g += FL) {
                 IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
                 int xb = c * CHUNK + g;
-                FloatVector s = FloatVector.fromArray(F, xs8, c * WORDS + g);
+                FloatVector s = mins ? FloatVector.zero(F) : FloatVector.fromArray(F, xs8, c * WORDS + g);
                 for (int k = 0; k < 8; k++) s = nibble(w, k).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
                 acc = s.fma(blockScales(seg, so, g), acc);
             }
@@ -98,29 +98,9 @@ public final class RepackedQ4Kernels {
         float[] lanes = Simd.lanes();
         FloatVector zero = FloatVector.zero(F);
         Simd.sum4(acc, zero, zero, zero, lanes);
-        return lanes[0];
+        return mins ? lanes[0] + minTerm(m, row, xs8) : lanes[0];
     }
 
-
-    /** {@link #dot} for Q4_K: lanes from 0, the block scales folded in, then the row's min terms. */
-    private static float dotWithMins(RepackedQ4 m, int row, float[] xp, float[] xs) {
-        MemorySegment seg = m.data();
-        FloatVector acc = FloatVector.zero(F);
-        for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
-            for (int g = 0; g < WORDS; g += FL) {
-                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
-                int xb = c * CHUNK + g;
-                FloatVector s = FloatVector.zero(F);
-                for (int k = 0; k < 8; k++) s = nibble(w, k).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
-                acc = s.fma(blockScales(seg, so, g), acc);
-            }
-        }
-        float[] lanes = Simd.lanes();
-        FloatVector zero = FloatVector.zero(F);
-        Simd.sum4(acc, zero, zero, zero, lanes);
-        return lanes[0] + minTerm(m, row, xs);
-    }
 
     /**
      * Σ_block min·(−Σx) of one row: four partial sums (block j of each chunk), each a chain of FMAs in chunk order,
@@ -159,10 +139,7 @@ public final class RepackedQ4Kernels {
      */
     public static void dot4(RepackedQ4 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
         if ((row & 3) != 0) throw new IllegalArgumentException("dot4 needs a row group start, not row " + row);
-        if (m.mins()) {
-            dot4WithMins(m, row, xp, xs8, out, o, lanes);
-            return;
-        }
+        boolean mins = m.mins();   // Q4_K: lanes from 0, the min terms after
         MemorySegment seg = m.data();
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < m.chunks(); c++) {
@@ -173,7 +150,7 @@ public final class RepackedQ4Kernels {
                 IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
                 IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
                 IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
-                FloatVector s0 = FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
+                FloatVector s0 = mins ? FloatVector.zero(F) : FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
                 int xb = c * CHUNK + g;
                 for (int k = 0; k < 8; k++) {
                     FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
@@ -194,42 +171,7 @@ public final class RepackedQ4Kernels {
         out[o + 1] = lanes[Simd.SUM4_STRIDE];
         out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
         out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
-    }
-
-    /** {@link #dot4} for Q4_K: the Q4_0 body with lanes from 0, then the four rows' min terms. */
-    private static void dot4WithMins(RepackedQ4 m, int row, float[] xp, float[] xs, float[] out, int o, float[] lanes) {
-        MemorySegment seg = m.data();
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        for (int c = 0; c < m.chunks(); c++) {
-            long t = m.wordsOffset(row, c);
-            for (int g = 0; g < WORDS; g += FL) {
-                long qo = t + g * 4L;
-                IntVector w0 = IntVector.fromMemorySegment(I, seg, qo, LE);
-                IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
-                IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
-                IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
-                FloatVector s0 = FloatVector.zero(F), s1 = s0, s2 = s0, s3 = s0;
-                int xb = c * CHUNK + g;
-                for (int k = 0; k < 8; k++) {
-                    FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
-                    s0 = nibble(w0, k).fma(xv, s0);
-                    s1 = nibble(w1, k).fma(xv, s1);
-                    s2 = nibble(w2, k).fma(xv, s2);
-                    s3 = nibble(w3, k).fma(xv, s3);
-                }
-                long so = t + RepackedQ4.SCALES;
-                a0 = s0.fma(blockScales(seg, so, g), a0);
-                a1 = s1.fma(blockScales(seg, so + 16, g), a1);
-                a2 = s2.fma(blockScales(seg, so + 32, g), a2);
-                a3 = s3.fma(blockScales(seg, so + 48, g), a3);
-            }
-        }
-        Simd.sum4(a0, a1, a2, a3, lanes);
-        out[o] = lanes[0];
-        out[o + 1] = lanes[Simd.SUM4_STRIDE];
-        out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
-        out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
-        addMinTerms(m, row, xs, out, o, lanes);
+        if (mins) addMinTerms(m, row, xs8, out, o, lanes);
     }
 
     /**
@@ -283,33 +225,16 @@ public final class RepackedQ4Kernels {
             dequantizePermutedScalar(m, row, dst, off);
             return;
         }
-        if (m.mins()) {
-            dequantizePermutedWithMins(m, row, dst, off);
-            return;
-        }
+        boolean mins = m.mins();
         MemorySegment seg = m.data();
         for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
-            for (int g = 0; g < WORDS; g += FL) {
-                IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
-                FloatVector d = blockScales(seg, so, g);
-                for (int k = 0; k < 8; k++) {
-                    lowNibbles(w).sub(8f).mul(d).intoArray(dst, off + c * CHUNK + WORDS * k + g);
-                    w = w.lanewise(VectorOperators.LSHR, 4);
-                }
-            }
-        }
-    }
-
-    private static void dequantizePermutedWithMins(RepackedQ4 m, int row, float[] dst, int off) {
-        MemorySegment seg = m.data();
-        for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c), mo = m.minsOffset(row, c);
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c), mo = mins ? m.minsOffset(row, c) : so;
             for (int g = 0; g < WORDS; g += FL) {
                 IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
                 FloatVector d = blockScales(seg, so, g), mn = blockScales(seg, mo, g);
                 for (int k = 0; k < 8; k++) {
-                    lowNibbles(w).mul(d).sub(mn).intoArray(dst, off + c * CHUNK + WORDS * k + g);
+                    FloatVector q = lowNibbles(w);   // each type's own formula, for bit-identical values
+                    (mins ? q.mul(d).sub(mn) : q.sub(8f).mul(d)).intoArray(dst, off + c * CHUNK + WORDS * k + g);
                     w = w.lanewise(VectorOperators.LSHR, 4);
                 }
             }
