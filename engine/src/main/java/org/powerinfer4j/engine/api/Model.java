@@ -35,9 +35,9 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
  * alone. The model owns forward execution: one forward pass at a time runs on the worker pool, the others wait
  * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
  * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
- * with a GPU, the device workspace). With {@link ModelOptions#withBatchSequences} decode steps that arrive while a
- * pass runs are batched into the next one ({@link DecodeBatcher}): N streams share one pass over the weights, each
- * with the logits it gets alone (off by default: on this project's kernels it does not yet raise throughput).
+ * with a GPU, the device workspace). Decode steps that arrive while a pass runs are batched into the next one
+ * ({@link DecodeBatcher}, {@link ModelOptions#decodeBatching}): N streams share one pass over the weights, by
+ * default ({@link DecodeBatching#EXACT}) each with the logits it gets alone.
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));
@@ -105,7 +105,7 @@ public final class Model implements AutoCloseable {
         if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
         // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
         this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
-                ? new DecodeBatcher(transformer, config, pool, contextLength) : null;
+                ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
