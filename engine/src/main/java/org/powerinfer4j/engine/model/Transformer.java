@@ -74,9 +74,9 @@ public final class Transformer {
         }
     }
 
-    /** Whether {@link #forwardSequences} can run this model: CPU layers and a dense FFN (per-token products exist for it). */
+    /** Whether {@link #forwardSequences} can run this model: CPU layers and an FFN that takes sequence batches (dense, sparse). */
     public boolean supportsSequenceBatches() {
-        return offload == null && ffn instanceof DenseFeedForward;
+        return offload == null && ffn.supportsSequenceBatches();
     }
 
     /**

@@ -50,6 +50,18 @@ class SequenceBatchTest {
         }
     }
 
+    @Test
+    void aBatchedStepEqualsTheStepAloneOnASparsePredictModel() throws Exception {
+        // PowerInfer's predictor-gated FFN: each token's own predicted set, the union's rows read once per pass
+        Path p = GeneratedModels.sparseRelu();
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertThat(batched.sparseMode()).isEqualTo(org.powerinfer4j.engine.sparse.SparseMode.PREDICT);
+            assertThat(batched.transformer().supportsSequenceBatches()).isTrue();
+            assertBatchedEqualsAlone(batched, alone, true);
+        }
+    }
+
     /**
      * {@link DecodeBatching#FAST}: the pass's products are one {@code MatrixOps.matMul} for all sequences. Not
      * bit-exact: matMul dequantizes each weight row to floats and sums it against the activations in a register
