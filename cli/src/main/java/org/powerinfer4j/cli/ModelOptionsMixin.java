@@ -64,10 +64,10 @@ public final class ModelOptionsMixin {
             description = "Activation statistics for planning under --vram-budget (default: MODEL with .activations.gguf when it exists, else uniform).")
     Path gpuActivations;
 
-    @Option(names = "--decode-batching", paramLabel = "off|exact|fast", defaultValue = "exact",
-            description = "Decode steps of sessions decoding at once (server slots, bench -np): exact = one shared pass over the weights, products "
-                    + "per token (each stream's logits bit-identical to alone); fast = the pass as matrix-matrix products (logits within rounding; "
-                    + "measured no faster at 2-8 streams); off = one pass per step (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--decode-batching", paramLabel = "off|exact|fast", defaultValue = "fast",
+            description = "Decode steps of sessions decoding at once (server slots, bench -np): fast = one shared pass over the weights, matrix-matrix "
+                    + "products where they beat the fused kernels (logits within rounding of each stream alone); exact = one shared pass, products per "
+                    + "token (bit-identical to alone); off = one pass per step (default: ${DEFAULT-VALUE}).")
     String decodeBatching;
 
     @Option(names = "--no-repack",

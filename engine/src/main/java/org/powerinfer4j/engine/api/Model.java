@@ -36,8 +36,9 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
  * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
  * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
  * with a GPU, the device workspace). Decode steps that arrive while a pass runs are batched into the next one
- * ({@link DecodeBatcher}, {@link ModelOptions#decodeBatching}): N streams share one pass over the weights, by
- * default ({@link DecodeBatching#EXACT}) each with the logits it gets alone.
+ * ({@link DecodeBatcher}, {@link ModelOptions#decodeBatching}): N streams share one pass over the weights, each
+ * with the logits it gets alone under {@link DecodeBatching#EXACT}, within rounding of them under the default
+ * {@link DecodeBatching#FAST}.
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));

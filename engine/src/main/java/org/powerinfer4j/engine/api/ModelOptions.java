@@ -28,9 +28,9 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  *                      about 1.1× their size in native memory and a one-time copy, for faster decode and prefill
  * @param decodeBatching how the decode steps of concurrent sessions share passes over the weights
  *                      ({@code --decode-batching}, see {@link DecodeBatching} and {@code DecodeBatcher}); default
- *                      {@link DecodeBatching#EXACT}: one shared pass, products per token, each stream's logits
- *                      bit-identical to its steps alone; {@link DecodeBatching#FAST} runs the pass as matrix–matrix
- *                      products (logits within rounding), which measured no faster at 2–8 streams
+ *                      {@link DecodeBatching#FAST}: one shared pass, matrix–matrix products where they are faster
+ *                      than the fused per-token kernels (logits within rounding of each step alone);
+ *                      {@link DecodeBatching#EXACT}: products per token, each stream's logits bit-identical to alone
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
                            SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
@@ -43,16 +43,16 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
         if (batchSize < 1) throw new IllegalArgumentException("batch size must be >= 1, is " + batchSize);
         if (kvCacheType != GGMLType.F16 && kvCacheType != GGMLType.F32) throw new IllegalArgumentException("KV cache type must be f16 or f32");
         if (gpu == null) gpu = GpuOptions.OFF;
-        if (decodeBatching == null) decodeBatching = DecodeBatching.EXACT;
+        if (decodeBatching == null) decodeBatching = DecodeBatching.FAST;
     }
 
     public ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation, SparseMode sparseMode,
                         float sparseThreshold, boolean sparseStats, GGMLType kvCacheType, GpuOptions gpu) {
-        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, DecodeBatching.EXACT);
+        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, DecodeBatching.FAST);
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, DecodeBatching.EXACT);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, DecodeBatching.FAST);
     }
 
     public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
@@ -65,7 +65,7 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
     public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, decodeBatching); }
     public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, decodeBatching); }
     public ModelOptions withDecodeBatching(DecodeBatching d) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, d); }
-    /** On: {@link DecodeBatching#EXACT} (the default); off: {@link DecodeBatching#OFF}. */
+    /** On: {@link DecodeBatching#EXACT} (bit-identical per stream); off: {@link DecodeBatching#OFF}. */
     public ModelOptions withBatchSequences(boolean on) { return withDecodeBatching(on ? DecodeBatching.EXACT : DecodeBatching.OFF); }
 
     /** Whether decode steps of concurrent sessions share passes (any mode but {@link DecodeBatching#OFF}). */

@@ -104,7 +104,7 @@ public final class Transformer {
             forwardChunk(pool, scratch, tokens, 0, n, 0);
             final int dim = c.dim(), vocab = c.vocabSize();
             for (int b = 0; b < n; b++) norm(graph.outputNorm(), scratch.xb, b * dim, scratch.x, b * dim);
-            project(pool, graph.output(), scratch.xb, n, scratch.logits, scratch.perTokenProducts());
+            project(pool, graph.output(), scratch.xb, n, scratch.logits, scratch.perTokenFor(graph.output()));
             float cap = graph.finalSoftcap();
             for (int b = 0; b < n; b++) {
                 float[] out = states[b].logits;
@@ -167,7 +167,7 @@ public final class Transformer {
             }
             case LayerGraph.Linear li -> {
                 float[] out = s.buffer(li.out());
-                project(pool, li.weight(), s.buffer(li.in()), batch, out, s.perTokenProducts());
+                project(pool, li.weight(), s.buffer(li.in()), batch, out, s.perTokenFor(li.weight()));
                 if (li.bias() != null) DenseFeedForward.addBias(out, li.bias(), li.weight().rows(), batch);
             }
             case LayerGraph.HeadNorm h -> {
