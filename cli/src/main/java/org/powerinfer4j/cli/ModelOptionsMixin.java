@@ -64,9 +64,15 @@ public final class ModelOptionsMixin {
             description = "Activation statistics for planning under --vram-budget (default: MODEL with .activations.gguf when it exists, else uniform).")
     Path gpuActivations;
 
+    @Option(names = "--decode-batching", paramLabel = "off|exact|fast", defaultValue = "fast",
+            description = "Decode steps of sessions decoding at once (server slots, bench -np): fast = one shared pass over the weights, matrix-matrix "
+                    + "products where they beat the fused kernels (logits within rounding of each stream alone); exact = one shared pass, products per "
+                    + "token (bit-identical to alone); off = one pass per step (default: ${DEFAULT-VALUE}).")
+    String decodeBatching;
+
     @Option(names = "--no-repack",
-            description = "Compute dense products straight from the mapped Q4_0 blocks instead of a repacked copy made at load "
-                    + "(saves ~1.1× those matrices' size in memory and the copy's time; decode and prefill are slower).")
+            description = "Compute dense products straight from the mapped Q4_0 and Q4_K blocks instead of a repacked copy made at load "
+                    + "(saves ~1.1× (Q4_K: ~1.3×) those matrices' size in memory and the copy's time; decode and prefill are slower).")
     boolean noRepack;
 
     /** The thread counts given with -t (bench runs each); empty when not given. */
@@ -90,6 +96,7 @@ public final class ModelOptionsMixin {
         if (sparseThreshold != null) o = o.withSparseThreshold(sparseThreshold);
         if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
+        if (decodeBatching != null) o = o.withDecodeBatching(org.powerinfer4j.engine.api.DecodeBatching.parse(decodeBatching));
         return o.withGpu(gpuOptions()).withRepack(!noRepack);
     }
 

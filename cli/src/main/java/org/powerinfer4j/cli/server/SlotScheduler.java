@@ -18,7 +18,8 @@ import org.powerinfer4j.engine.model.ModelException;
  * <p>Slots run at the same time; the model schedules their forward passes ({@code Model}'s decode batching):
  * the decode steps of every slot that is generating go through one pass over the weights together, and a prompt
  * is evaluated one chunk ({@code -b} tokens) per turn at the model's fair lock, so a long prompt delays the other
- * streams by a chunk at a time, not by the whole prompt. Each stream's tokens are the ones it gets alone.
+ * streams by a chunk at a time, not by the whole prompt. With the default {@code --decode-batching exact} each
+ * stream's tokens are the ones it gets alone ({@code fast} keeps them within rounding).
  *
  * <p>Each request starts from a reset session (positions are overwritten from 0, so nothing of an earlier request
  * is visible). With {@code cachePrompt} the slot instead keeps the longest common prefix of its previous

@@ -3,7 +3,9 @@ package org.powerinfer4j.engine.api;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.InferenceState;
@@ -16,10 +18,16 @@ import org.powerinfer4j.engine.model.Transformer;
  *
  * <p>Group commit under the model's fair forward lock: a caller queues its step, takes the lock, and if no earlier
  * pass has served its step meanwhile it becomes the leader: it drains every queued step (up to
- * {@link #MAX_SEQUENCES}) into one {@link Transformer#forwardSequences} pass and marks each served. Callers whose
- * step was served find it done when their turn at the lock comes and return at once. Prompt chunks take the same
- * lock one chunk at a time, so decode passes run between them. Each sequence's logits are bit-identical to its
- * step run alone: batching changes the speed of a stream, never its tokens.
+ * {@link #MAX_SEQUENCES}) into one {@link Transformer#forwardSequences} pass, marks each served and unparks its
+ * caller. Before a pass the leader waits briefly for the streams of the previous pass to queue their next steps
+ * ({@link #gather}), so N streams keep riding one pass instead of splitting into narrower ones. Prompt chunks take the same
+ * lock one chunk at a time, so decode passes run between them.
+ *
+ * <p>{@link DecodeBatching#FAST} runs the pass's products as matrix–matrix products (one dequantization of each
+ * weight panel for every stream): a stream's logits then depend, by rounding only, on how many streams rode along
+ * and where it sat in the pass. {@link DecodeBatching#EXACT} runs them per token, so each sequence's logits are
+ * bit-identical to its step run alone (batching changes the speed of a stream, never its tokens), at about the
+ * cost of the steps run one by one.
  */
 final class DecodeBatcher {
     /** Most sequences one pass takes; more wait for the next pass. */
@@ -29,15 +37,27 @@ final class DecodeBatcher {
     private final ModelConfig config;
     private final WorkerPool pool;
     private final int contextLength;
+    private final boolean exact;
     private final ConcurrentLinkedQueue<Step> queue = new ConcurrentLinkedQueue<>();
     private InferenceState scratch;   // guarded by the forward lock; grows with the widest pass so far
     private final AtomicLong passes = new AtomicLong(), steps = new AtomicLong();
+    /** How long a served caller parks before looking again (it is normally unparked at once by the leader). */
+    private static final long POLL_NANOS = 200_000;
+    /** Bounds of {@link #gather}'s wait for the previous pass's streams. */
+    private static final long MIN_GATHER_NANOS = 100_000, MAX_GATHER_NANOS = 5_000_000;
+    private volatile Thread gathering;   // the leader while it waits in gather(): new steps unpark it
+    private int lastWidth;               // steps of the previous pass (guarded by the lock)
+    private long lastPassNanos;          // and its duration
 
-    /** One session's queued decode step; {@code done} and {@code failure} are written by the leader under the lock. */
+    /**
+     * One session's queued decode step; {@code failure} then {@code done} are written by the leader (done last, a
+     * volatile write, so a caller that sees it done without the lock also sees the failure and its logits).
+     */
     private static final class Step {
         final InferenceState state;
         final int token, pos;
-        boolean done;
+        final Thread caller = Thread.currentThread();
+        volatile boolean done;
         RuntimeException failure;
 
         Step(InferenceState state, int token, int pos) {
@@ -47,7 +67,9 @@ final class DecodeBatcher {
         }
     }
 
-    DecodeBatcher(Transformer transformer, ModelConfig config, WorkerPool pool, int contextLength) {
+    /** {@code exact}: per-token products (bit-identical to each step alone, {@link DecodeBatching#EXACT}); else one matMul. */
+    DecodeBatcher(Transformer transformer, ModelConfig config, WorkerPool pool, int contextLength, boolean exact) {
+        this.exact = exact;
         this.transformer = transformer;
         this.config = config;
         this.pool = pool;
@@ -57,25 +79,67 @@ final class DecodeBatcher {
     /**
      * Runs one token at {@code pos} of {@code state}'s cache, batched with whatever other steps are queued. The
      * caller must not hold {@code lock}; {@code checkOpen} runs under it before any pass.
+     *
+     * <p>A caller whose step another leader's pass serves does not need the lock to learn it: it parks until the
+     * leader marks the step done and unparks it, so the streams of one pass are back with their next steps while
+     * the next leader gathers ({@link #gather}). {@code tryLock(0, ns)} keeps the fair lock's order, so prompt
+     * chunks waiting at the lock still get their turns between passes.
      */
     void decode(ReentrantLock lock, Runnable checkOpen, InferenceState state, int token, int pos) {
         Step mine = new Step(state, token, pos);
         queue.add(mine);
-        lock.lock();
-        try {
-            if (!mine.done) {
-                try {
-                    checkOpen.run();
-                } catch (RuntimeException e) {
-                    queue.remove(mine);
-                    throw e;
-                }
-                runPass();
+        Thread leader = gathering;
+        if (leader != null) LockSupport.unpark(leader);
+        boolean interrupted = false;   // the step is queued and must be served: an interrupt is kept for the end
+        while (!mine.done) {
+            boolean locked;
+            try {
+                locked = lock.tryLock(0, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                locked = false;
+                interrupted = true;
             }
-        } finally {
-            lock.unlock();
+            if (!locked) {
+                if (!mine.done) LockSupport.parkNanos(this, POLL_NANOS);   // unparked by the leader that serves it
+                if (Thread.interrupted()) interrupted = true;
+                continue;
+            }
+            try {
+                if (!mine.done) {
+                    try {
+                        checkOpen.run();
+                    } catch (RuntimeException e) {
+                        queue.remove(mine);
+                        throw e;
+                    }
+                    gather();
+                    runPass();
+                }
+            } finally {
+                lock.unlock();
+            }
         }
+        if (interrupted) Thread.currentThread().interrupt();
         if (mine.failure != null) throw mine.failure;
+    }
+
+    /**
+     * Before a pass, waits (briefly, holding the lock) until as many steps are queued as rode the previous pass:
+     * the streams of that pass are sampling their next tokens, and a pass that set off without them would leave
+     * them for a second, narrower pass (measured: 4 streams, mean width 2.5 without this wait). Bounded by a
+     * quarter of the previous pass's time (at least {@link #MIN_GATHER_NANOS}), so a stream that stopped decoding
+     * costs one short wait, after which the expected width is the smaller one.
+     */
+    private void gather() {
+        int expected = Math.min(lastWidth, MAX_SEQUENCES);
+        if (expected <= 1 || queue.size() >= expected) return;
+        long deadline = System.nanoTime() + Math.min(MAX_GATHER_NANOS, Math.max(MIN_GATHER_NANOS, lastPassNanos / 4));
+        gathering = Thread.currentThread();
+        try {
+            for (long left; queue.size() < expected && (left = deadline - System.nanoTime()) > 0; ) LockSupport.parkNanos(this, left);
+        } finally {
+            gathering = null;
+        }
     }
 
     /** Steps batched so far and the passes they took (their ratio is the mean batch width). */
@@ -96,10 +160,11 @@ final class DecodeBatcher {
             tokens[i] = s.token;
             positions[i] = s.pos;
         }
+        long t0 = System.nanoTime();
         try {
             if (scratch == null || scratch.maxBatch() < n)
                 scratch = InferenceState.forSequenceBatch(config, contextLength, Math.min(MAX_SEQUENCES, Math.max(n, scratch == null ? 4 : 2 * scratch.maxBatch())),
-                        pool.threads());
+                        pool.threads(), exact);
             // a bad step (token outside the vocabulary, full context) fails alone, not the streams it rode with
             int ok = 0;
             for (int i = 0; i < n; i++) {
@@ -122,7 +187,12 @@ final class DecodeBatcher {
             for (Step s : batch) if (s.failure == null) s.failure = new IllegalStateException("decode pass failed: " + e, e);
             throw e;
         } finally {
-            for (Step s : batch) s.done = true;
+            lastWidth = n;
+            lastPassNanos = System.nanoTime() - t0;
+            for (Step s : batch) {
+                s.done = true;
+                LockSupport.unpark(s.caller);
+            }
         }
     }
 

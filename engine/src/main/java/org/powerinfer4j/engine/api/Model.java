@@ -35,9 +35,10 @@ import org.powerinfer4j.engine.tokenizer.Tokenizers;
  * alone. The model owns forward execution: one forward pass at a time runs on the worker pool, the others wait
  * their turn behind a fair lock (first come, first served). A pass already uses every pool thread, so running two
  * at once would not be faster; it would share the pool's phase state and the workers' per-thread scratch (and,
- * with a GPU, the device workspace). With {@link ModelOptions#withBatchSequences} decode steps that arrive while a
- * pass runs are batched into the next one ({@link DecodeBatcher}): N streams share one pass over the weights, each
- * with the logits it gets alone (off by default: on this project's kernels it does not yet raise throughput).
+ * with a GPU, the device workspace). Decode steps that arrive while a pass runs are batched into the next one
+ * ({@link DecodeBatcher}, {@link ModelOptions#decodeBatching}): N streams share one pass over the weights, each
+ * with the logits it gets alone under {@link DecodeBatching#EXACT}, within rounding of them under the default
+ * {@link DecodeBatching#FAST}.
  *
  * <pre>{@code
  * try (Model model = Model.open(Path.of("model.gguf"), ModelOptions.defaults().withThreads(2));
@@ -68,7 +69,7 @@ public final class Model implements AutoCloseable {
     private GpuLayers gpuLayers;
     private float sparseThreshold = Float.NaN;
     private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
-    /** Owns the repacked Q4_0 copies; closed with the model. */
+    /** Owns the repacked Q4_0 and Q4_K copies; closed with the model. */
     private Arena repackArena = Arena.ofShared();
 
     private Model(GGUFFile file, ModelConfig config, ModelWeights weights, Tokenizer tokenizer, ModelOptions options, long startNanos) {
@@ -101,11 +102,11 @@ public final class Model implements AutoCloseable {
         if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
         // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
         this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
-                ? new DecodeBatcher(transformer, config, pool, contextLength) : null;
+                ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
-    /** The weights with repacked Q4_0 copies when asked for and possible; without them (one note) when memory runs out. */
+    /** The weights with repacked Q4_0 and Q4_K copies when asked for and possible; without them (one note) when memory runs out. */
     private ModelWeights repacked(ModelWeights w, ModelOptions o, boolean denseFfn) {
         if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
         try {
@@ -113,7 +114,7 @@ public final class Model implements AutoCloseable {
         } catch (OutOfMemoryError e) {
             repackArena.close();
             repackArena = Arena.ofShared();
-            System.err.println("note: no memory for the repacked Q4_0 copy (" + e.getMessage() + "); computing from the file's layout (--no-repack)");
+            System.err.println("note: no memory for the repacked Q4_0/Q4_K copy (" + e.getMessage() + "); computing from the file's layout (--no-repack)");
             return w;
         }
     }

@@ -26,13 +26,15 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * @param repack        repack Q4_0 matrices used by dense products into the CPU layout of
  *                      {@link org.powerinfer4j.engine.tensor.RepackedQ4} at load ({@code --no-repack} turns it off):
  *                      about 1.1× their size in native memory and a one-time copy, for faster decode and prefill
- * @param batchSequences batch the decode steps of concurrent sessions into shared passes over the weights
- *                      (results are bit-identical either way, see {@code DecodeBatcher}); default off until
- *                      per-token kernels that share their dequantization make it pay (measured: no gain yet)
+ * @param decodeBatching how the decode steps of concurrent sessions share passes over the weights
+ *                      ({@code --decode-batching}, see {@link DecodeBatching} and {@code DecodeBatcher}); default
+ *                      {@link DecodeBatching#FAST}: one shared pass, matrix–matrix products where they are faster
+ *                      than the fused per-token kernels (logits within rounding of each step alone);
+ *                      {@link DecodeBatching#EXACT}: products per token, each stream's logits bit-identical to alone
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
                            SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
-                           GpuOptions gpu, boolean repack, boolean batchSequences) {
+                           GpuOptions gpu, boolean repack, DecodeBatching decodeBatching) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
@@ -41,26 +43,32 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
         if (batchSize < 1) throw new IllegalArgumentException("batch size must be >= 1, is " + batchSize);
         if (kvCacheType != GGMLType.F16 && kvCacheType != GGMLType.F32) throw new IllegalArgumentException("KV cache type must be f16 or f32");
         if (gpu == null) gpu = GpuOptions.OFF;
+        if (decodeBatching == null) decodeBatching = DecodeBatching.FAST;
     }
 
     public ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation, SparseMode sparseMode,
                         float sparseThreshold, boolean sparseStats, GGMLType kvCacheType, GpuOptions gpu) {
-        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, false);
+        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, DecodeBatching.FAST);
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, false);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, DecodeBatching.FAST);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack, batchSequences); }
-    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, batchSequences); }
-    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, batchSequences); }
-    public ModelOptions withBatchSequences(boolean on) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, on); }
-    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack, batchSequences); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack, decodeBatching); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, decodeBatching); }
+    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, decodeBatching); }
+    public ModelOptions withDecodeBatching(DecodeBatching d) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, d); }
+    /** On: {@link DecodeBatching#EXACT} (bit-identical per stream); off: {@link DecodeBatching#OFF}. */
+    public ModelOptions withBatchSequences(boolean on) { return withDecodeBatching(on ? DecodeBatching.EXACT : DecodeBatching.OFF); }
+
+    /** Whether decode steps of concurrent sessions share passes (any mode but {@link DecodeBatching#OFF}). */
+    public boolean batchSequences() { return decodeBatching != DecodeBatching.OFF; }
+    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack, decodeBatching); }
 }

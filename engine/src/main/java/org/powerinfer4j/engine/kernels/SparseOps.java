@@ -55,6 +55,29 @@ public final class SparseOps {
     }
 
     /**
+     * {@link #rowSparseMatVec} for {@code batch} vectors at once (decode steps of several sequences): each listed
+     * row is read once and met by every vector through the type's fused {@link RowKernel#dot}, so
+     * {@code out[b*outStride + r]} is bit-identical to {@code rowSparseMatVec} of vector b alone (the row order
+     * and chunking do not enter a single dot).
+     */
+    public static void rowSparseMatVecBatch(WorkerPool pool, Tensor w, int[] rows, int count, float[] x, int batch, float[] out, int outStride) {
+        RowKernel k = Kernels.forType(w.type());
+        int n = w.rowLength();
+        long rowBytes = w.rowBytes();
+        MemorySegment data = w.data();
+        AtomicInteger next = new AtomicInteger();
+        pool.run((thread, threads) -> {
+            for (int start; (start = next.getAndAdd(ROW_CHUNK)) < count; ) {
+                int end = Math.min(count, start + ROW_CHUNK);
+                for (int i = start; i < end; i++) {
+                    int r = rows[i];
+                    for (int b = 0; b < batch; b++) out[b * outStride + r] = k.dot(data, r * rowBytes, x, b * n, n);
+                }
+            }
+        });
+    }
+
+    /**
      * Batched row-sparse product: for each token b and each listed row r, {@code out[b*outStride + r] =
      * W[r,:]·x[b*n..]}. The weight row is read once and reused across the batch.
      */

@@ -23,28 +23,36 @@ public final class DenseFeedForward implements FeedForward {
     }
 
     @Override
+    public boolean supportsSequenceBatches() {
+        return true;
+    }
+
+    @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
         compute(pool, activation, w.ffnGate(), w.ffnUp(), w.ffnDown(), w.ffnDownT(), w.get("ffn_gate.bias"), w.get("ffn_up.bias"),
-                w.get("ffn_down.bias"), s.xb, batch, s.hb, s.hb2, s.xb2, s.sequenceBatch());
+                w.get("ffn_down.bias"), s.xb, batch, s.hb, s.hb2, s.xb2, s);
     }
 
     /** One (gated) MLP over {@code batch} rows of {@code x}; {@code hb}/{@code hb2} are scratch of batch·n_ff floats. */
     static void compute(WorkerPool pool, FfnActivation activation, Tensor gate, Tensor up, Tensor down, Tensor downT,
                         Tensor gateBias, Tensor upBias, Tensor downBias, float[] x, int batch, float[] hb, float[] hb2, float[] y) {
-        compute(pool, activation, gate, up, down, downT, gateBias, upBias, downBias, x, batch, hb, hb2, y, false);
+        compute(pool, activation, gate, up, down, downT, gateBias, upBias, downBias, x, batch, hb, hb2, y, null);
     }
 
-    /** As above; {@code perToken}: the rows are different sequences' tokens (fused products per token, bit-identical to alone). */
+    /**
+     * As above; with a sequence batch's state {@code seq} (else null) each product runs per token where
+     * {@link InferenceState#perTokenFor} says so (fused products, bit-identical to alone).
+     */
     static void compute(WorkerPool pool, FfnActivation activation, Tensor gate, Tensor up, Tensor down, Tensor downT,
                         Tensor gateBias, Tensor upBias, Tensor downBias, float[] x, int batch, float[] hb, float[] hb2, float[] y,
-                        boolean perToken) {
+                        InferenceState seq) {
         int ff = up.rows();
-        if (gate != null) Transformer.project(pool, gate, x, batch, hb, perToken);
-        Transformer.project(pool, up, x, batch, hb2, perToken);
+        if (gate != null) Transformer.project(pool, gate, x, batch, hb, seq != null && seq.perTokenFor(gate));
+        Transformer.project(pool, up, x, batch, hb2, seq != null && seq.perTokenFor(up));
         if (gateBias != null) addBias(hb, gateBias, ff, batch);
         if (upBias != null) addBias(hb2, upBias, ff, batch);
         activate(activation, hb, hb2, batch * ff, gate != null);
-        if (down != null) Transformer.project(pool, down, hb, batch, y, perToken);
+        if (down != null) Transformer.project(pool, down, hb, batch, y, seq != null && seq.perTokenFor(down));
         else downTransposed(pool, downT, hb, batch, y);
         if (downBias != null) addBias(y, downBias, downBias.rowLength(), batch);
     }

@@ -9,4 +9,13 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
  */
 public interface FeedForward {
     void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch);
+
+    /**
+     * Whether {@link #compute} can take a sequence batch ({@link InferenceState#sequenceBatch}: each token another
+     * sequence's decode step) and, for a per-token one ({@link InferenceState#perTokenProducts}), give each token
+     * exactly its result alone.
+     */
+    default boolean supportsSequenceBatches() {
+        return false;
+    }
 }

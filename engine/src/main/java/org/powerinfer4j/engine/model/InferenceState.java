@@ -16,22 +16,38 @@ public final class InferenceState implements AutoCloseable {
     // a sequence batch's scratch only (see forSequenceBatch): each token's own cache and position; null otherwise
     final KVCache[] tokenKv;
     final int[] tokenPos;
+    // a sequence batch's products: per token through the fused mat-vec kernels (bit-identical to each alone), else matMul
+    final boolean perToken;
 
     public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType) {
         this(c, contextLength, maxBatch, threads, kvType, false);
     }
 
+    /** {@link #forSequenceBatch(ModelConfig, int, int, int, boolean)} with per-token (bit-exact) products. */
+    public static InferenceState forSequenceBatch(ModelConfig c, int contextLength, int maxTokens, int threads) {
+        return forSequenceBatch(c, contextLength, maxTokens, threads, true);
+    }
+
     /**
      * Scratch for {@link Transformer#forwardSequences}: activations for up to {@code maxTokens} tokens of different
-     * sequences, no KV cache of its own (each token reads and writes its sequence's), logits per token.
+     * sequences, no KV cache of its own (each token reads and writes its sequence's), logits per token. With
+     * {@code perToken} every product runs per token ({@code MatrixOps.matVecBatch}: each sequence's logits
+     * bit-identical to its step alone); without, one matrix–matrix product for all ({@code MatrixOps.matMul}:
+     * several times faster, logits within rounding).
      */
-    public static InferenceState forSequenceBatch(ModelConfig c, int contextLength, int maxTokens, int threads) {
-        return new InferenceState(c, contextLength, maxTokens, threads, null, true);
+    public static InferenceState forSequenceBatch(ModelConfig c, int contextLength, int maxTokens, int threads, boolean perToken) {
+        return new InferenceState(c, contextLength, maxTokens, threads, null, true, perToken);
     }
 
     private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
                            boolean sequenceBatch) {
+        this(c, contextLength, maxBatch, threads, kvType, sequenceBatch, false);
+    }
+
+    private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
+                           boolean sequenceBatch, boolean perToken) {
         this.maxBatch = maxBatch;
+        this.perToken = sequenceBatch && perToken;
         this.tokenKv = sequenceBatch ? new KVCache[maxBatch] : null;
         this.tokenPos = sequenceBatch ? new int[maxBatch] : null;
         x = new float[maxBatch * c.dim()];
@@ -51,9 +67,23 @@ public final class InferenceState implements AutoCloseable {
 
     private Object ffnScratch;
 
-    /** True for a sequence batch's scratch: every token is a different sequence's (products per token, see MatrixOps.matVecBatch). */
+    /** True for a sequence batch's scratch: every token is a different sequence's (its own cache and position). */
     public boolean sequenceBatch() {
         return tokenPos != null;
+    }
+
+    /** True when the products run per token (a bit-exact sequence batch, see MatrixOps.matVecBatch), not as one matMul. */
+    public boolean perTokenProducts() {
+        return perToken;
+    }
+
+    /**
+     * Whether a product with {@code w} runs per token here: always in a per-token sequence batch; in a matMul one
+     * (FAST) still for repacked Q4_0 and Q4_K, whose fused 4-row kernel measured as fast as matMul's dequantized panel at
+     * 4–8 sequences (and is exact), while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt.
+     */
+    public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
+        return perToken || (sequenceBatch() && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
     }
 
     /** Position of token {@code b} of the chunk: its own in a sequence batch, else {@code startPos + b}. */

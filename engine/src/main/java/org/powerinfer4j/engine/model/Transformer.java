@@ -74,16 +74,20 @@ public final class Transformer {
         }
     }
 
-    /** Whether {@link #forwardSequences} can run this model: CPU layers and a dense FFN (per-token products exist for it). */
+    /** Whether {@link #forwardSequences} can run this model: CPU layers and an FFN that takes sequence batches (dense, sparse). */
     public boolean supportsSequenceBatches() {
-        return offload == null && ffn instanceof DenseFeedForward;
+        return offload == null && ffn.supportsSequenceBatches();
     }
 
     /**
      * One decode step of {@code n} sequences in one pass over the weights: token {@code tokens[i]} at position
      * {@code positions[i]} of {@code states[i]}'s KV cache; afterwards {@code states[i].logits()} holds its logits.
-     * Every product runs per token ({@link MatrixOps#matVecBatch}), so each sequence's logits are bit-identical to
-     * a {@link #forward} of that token alone. {@code scratch} comes from {@link InferenceState#forSequenceBatch}.
+     * Attention runs per token over its own sequence's cache. With a per-token scratch
+     * ({@link InferenceState#perTokenProducts}) every product runs per token ({@link MatrixOps#matVecBatch}), so
+     * each sequence's logits are bit-identical to a {@link #forward} of that token alone; otherwise the products
+     * (output head included) are one {@link MatrixOps#matMul} for all sequences, each weight panel dequantized once,
+     * and the logits differ from the token alone by rounding only. {@code scratch} comes from
+     * {@link InferenceState#forSequenceBatch}.
      */
     public void forwardSequences(WorkerPool pool, InferenceState scratch, InferenceState[] states, int[] tokens, int[] positions, int n) {
         if (!scratch.sequenceBatch()) throw new IllegalArgumentException("not a sequence-batch scratch state");
@@ -100,7 +104,7 @@ public final class Transformer {
             forwardChunk(pool, scratch, tokens, 0, n, 0);
             final int dim = c.dim(), vocab = c.vocabSize();
             for (int b = 0; b < n; b++) norm(graph.outputNorm(), scratch.xb, b * dim, scratch.x, b * dim);
-            MatrixOps.matVecBatch(pool, graph.output(), scratch.xb, n, scratch.logits);
+            project(pool, graph.output(), scratch.xb, n, scratch.logits, scratch.perTokenFor(graph.output()));
             float cap = graph.finalSoftcap();
             for (int b = 0; b < n; b++) {
                 float[] out = states[b].logits;
@@ -163,7 +167,7 @@ public final class Transformer {
             }
             case LayerGraph.Linear li -> {
                 float[] out = s.buffer(li.out());
-                project(pool, li.weight(), s.buffer(li.in()), batch, out, s.sequenceBatch());
+                project(pool, li.weight(), s.buffer(li.in()), batch, out, s.perTokenFor(li.weight()));
                 if (li.bias() != null) DenseFeedForward.addBias(out, li.bias(), li.weight().rows(), batch);
             }
             case LayerGraph.HeadNorm h -> {

@@ -70,9 +70,22 @@ public final class SparseFeedForward implements FeedForward {
         }
     }
 
+    /**
+     * Sequence batches (decode steps of several sessions in one pass): with per-token products every product a
+     * token's result depends on (predictor, selector, gate/up over the union's rows) runs through the fused
+     * mat-vec kernels per token and the dense fallback is off, so each token's active set and output are exactly
+     * its own alone; the union's rows are still read once for all tokens (and the down projection's batch path
+     * rounds as the single-token one).
+     */
+    @Override
+    public boolean supportsSequenceBatches() {
+        return true;
+    }
+
     @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
         int ff = w.ffnUp().rows(), dim = w.ffnUp().rowLength();
+        boolean perToken = s.perTokenProducts();
         Tensor gate = w.ffnGate(), up = w.ffnUp();
         Tensor selector = gate != null ? gate : up;   // the matrix whose ReLU decides which neurons fire
         // biases (OPT's MLP): part of the pre-activation, so added before the ReLU decides
@@ -83,14 +96,14 @@ public final class SparseFeedForward implements FeedForward {
 
         // 1. active sets per token
         if (mode == SparseMode.PREDICT) {
-            predict(pool, w, s.residual(), batch, dim, ff, sc);
+            predict(pool, w, s.residual(), batch, dim, ff, sc, perToken);
             if (verify && stats != null) {   // true activations, for recall/precision only
-                project(pool, selector, x, batch, g);
+                project(pool, selector, x, batch, g, perToken);
                 addBias(g, selectorBias, null, ff, batch, ff);
                 for (int b = 0; b < batch; b++) recordVerified(layer, sc, b, g, b * ff, ff);
             }
         } else {
-            project(pool, selector, x, batch, g);
+            project(pool, selector, x, batch, g, perToken);
             addBias(g, selectorBias, null, ff, batch, ff);
             for (int b = 0; b < batch; b++) {
                 int n = 0;
@@ -112,16 +125,16 @@ public final class SparseFeedForward implements FeedForward {
             count = union(sc, batch, ff);
             rows = sc.union;
         }
-        boolean dense = batch > 1 && count > DENSE_FALLBACK_DENSITY * ff;
+        boolean dense = batch > 1 && !perToken && count > DENSE_FALLBACK_DENSITY * ff;
         if (mode == SparseMode.PREDICT && gate != null) {
-            compute(pool, gate, rows, count, x, batch, g, ff, dense);
+            compute(pool, gate, rows, count, x, batch, g, ff, dense, perToken);
             addBias(g, gateBias, dense ? null : rows, count, batch, ff);
         }
         if (gate != null) {
-            compute(pool, up, rows, count, x, batch, u, ff, dense);
+            compute(pool, up, rows, count, x, batch, u, ff, dense, perToken);
             addBias(u, upBias, dense ? null : rows, count, batch, ff);
         } else if (mode == SparseMode.PREDICT) {
-            compute(pool, up, rows, count, x, batch, g, ff, dense);
+            compute(pool, up, rows, count, x, batch, g, ff, dense, perToken);
             addBias(g, upBias, dense ? null : rows, count, batch, ff);
         }
 
@@ -159,12 +172,12 @@ public final class SparseFeedForward implements FeedForward {
     }
 
     /** Predictor logits per token, then the active list {r : logit_r ≥ threshold}. */
-    private void predict(WorkerPool pool, LayerWeights w, float[] residual, int batch, int dim, int ff, Scratch sc) {
+    private void predict(WorkerPool pool, LayerWeights w, float[] residual, int batch, int dim, int ff, Scratch sc, boolean perToken) {
         Tensor fc1 = w.predictorFc1(), fc2 = w.predictorFc2();
         int hidden = fc1.rows();
-        project(pool, fc1, residual, batch, sc.predHidden);
+        project(pool, fc1, residual, batch, sc.predHidden, perToken);
         for (int i = 0; i < batch * hidden; i++) if (sc.predHidden[i] < 0f) sc.predHidden[i] = 0f;
-        project(pool, fc2, sc.predHidden, batch, sc.predLogits);
+        project(pool, fc2, sc.predHidden, batch, sc.predLogits, perToken);
         for (int b = 0; b < batch; b++) {
             int n = 0;
             for (int r = 0; r < ff; r++) if (sc.predLogits[b * ff + r] >= threshold) sc.active[b][n++] = r;
@@ -208,14 +221,17 @@ public final class SparseFeedForward implements FeedForward {
             }
     }
 
-    private static void compute(WorkerPool pool, Tensor w, int[] rows, int count, float[] x, int batch, float[] out, int ff, boolean dense) {
+    private static void compute(WorkerPool pool, Tensor w, int[] rows, int count, float[] x, int batch, float[] out, int ff, boolean dense,
+                                boolean perToken) {
         if (dense) MatrixOps.matMul(pool, w, x, batch, out);
         else if (batch == 1) SparseOps.rowSparseMatVec(pool, w, rows, count, x, 0, out, 0);
+        else if (perToken) SparseOps.rowSparseMatVecBatch(pool, w, rows, count, x, batch, out, ff);
         else SparseOps.rowSparseMatMul(pool, w, rows, count, x, batch, out, ff);
     }
 
-    private static void project(WorkerPool pool, Tensor w, float[] in, int batch, float[] out) {
+    private static void project(WorkerPool pool, Tensor w, float[] in, int batch, float[] out, boolean perToken) {
         if (batch == 1) MatrixOps.matVec(pool, w, in, 0, out, 0);
+        else if (perToken) MatrixOps.matVecBatch(pool, w, in, batch, out);
         else MatrixOps.matMul(pool, w, in, batch, out);
     }
 

@@ -24,7 +24,8 @@ import org.powerinfer4j.engine.model.ModelException;
  * runs) give each sequence exactly the logits of its step run alone, through the unbatched path of a model opened
  * with batching off — for every kernel family a product can take (float, Q8_0, repacked Q4_0, the K-quant word
  * kernels, the generic row kernels of Q2_K/Q3_K/IQ4), sequences at different positions, and the same pass shape
- * the server produces.
+ * the server produces. That is {@link DecodeBatching#EXACT}, the default; {@link DecodeBatching#FAST} (matMul
+ * products) is held to the same greedy tokens and a stated logit tolerance instead.
  */
 class SequenceBatchTest {
     private static final int SEQUENCES = 5, STEPS = 4;
@@ -35,7 +36,7 @@ class SequenceBatchTest {
         Path p = TestData.file("models/quantized/" + name + ".gguf");
         ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
         try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
-            assertBatchedEqualsAlone(batched, alone);
+            assertBatchedEqualsAlone(batched, alone, true);
         }
     }
 
@@ -45,11 +46,58 @@ class SequenceBatchTest {
         Path p = GeneratedModels.llama110m();
         ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
         try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
-            assertBatchedEqualsAlone(batched, alone);
+            assertBatchedEqualsAlone(batched, alone, true);
         }
     }
 
-    private static void assertBatchedEqualsAlone(Model batched, Model alone) {
+    @Test
+    void aBatchedStepEqualsTheStepAloneOnASparsePredictModel() throws Exception {
+        // PowerInfer's predictor-gated FFN: each token's own predicted set, the union's rows read once per pass
+        Path p = GeneratedModels.sparseRelu();
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertThat(batched.sparseMode()).isEqualTo(org.powerinfer4j.engine.sparse.SparseMode.PREDICT);
+            assertThat(batched.transformer().supportsSequenceBatches()).isTrue();
+            assertBatchedEqualsAlone(batched, alone, true);
+        }
+    }
+
+    /**
+     * {@link DecodeBatching#FAST}: the pass's products are one {@code MatrixOps.matMul} for all sequences. Not
+     * bit-exact: matMul dequantizes each weight row to floats and sums it against the activations in a register
+     * tile (per-lane partial sums over the row, then a fixed lane tree), while the fused mat-vec kernel of the step
+     * alone sums per quant block (and for repacked Q4_0 with the −8 offset folded into a per-lane start), so the
+     * float roundings differ, and a sequence's bits depend on its column in the tile. Stated instead: the greedy
+     * token of every step is the one of the step alone, and every logit is within {@link #FAST_TOLERANCE} of it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"rand-k-f32", "rand-k-q8_0", "rand-k-q4_k_m", "rand-k-q5_k", "rand-k-q3_k", "rand-k-iq4_xs", "stories260K-q4_0"})
+    void aFastBatchedStepIsWithinRoundingOfTheStepAlone(String name) throws Exception {
+        Path p = TestData.file("models/quantized/" + name + ".gguf");
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withDecodeBatching(DecodeBatching.FAST);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertBatchedEqualsAlone(batched, alone, false);
+        }
+    }
+
+    @Test
+    void aFastBatchedStepIsWithinRoundingOfTheStepAloneOnA110mModel() throws Exception {
+        Path p = GeneratedModels.llama110m();
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withDecodeBatching(DecodeBatching.FAST);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            assertBatchedEqualsAlone(batched, alone, false);
+        }
+    }
+
+    /**
+     * Max |Δ| of a logit in {@link DecodeBatching#FAST} against the step alone. Measured over these models (5
+     * sequences × 4 steps each, in the default, 256-bit and scalar-kernel surefire runs): at most 6.1e-3, with logits up to
+     * 15.9 in magnitude (relative 4.6e-4). Bound with an 8× margin; a wrong product (a column mixed up between
+     * sequences, a lost tile row) moves logits by whole units.
+     */
+    private static final float FAST_TOLERANCE = 0.05f;
+
+    private static void assertBatchedEqualsAlone(Model batched, Model alone, boolean exact) {
         int vocab = batched.config().vocabSize();
         SplittableRandom r = new SplittableRandom(3);
         int[][] scripts = new int[SEQUENCES][];
@@ -75,20 +123,31 @@ class SequenceBatchTest {
                     positions[i] = scripts[i].length - STEPS + step;
                     tokens[i] = scripts[i][positions[i]];
                 }
-                InferenceState scratch = InferenceState.forSequenceBatch(batched.config(), batched.contextLength(), SEQUENCES, 2);
+                InferenceState scratch = InferenceState.forSequenceBatch(batched.config(), batched.contextLength(), SEQUENCES, 2, exact);
                 batched.transformer().forwardSequences(batched.pool(), scratch, states, tokens, positions, SEQUENCES);
                 for (int i = 0; i < SEQUENCES; i++) {
                     float[] want = refs.get(i).evaluate(tokens[i]);
                     float[] got = states[i].logits();
                     float maxDelta = 0;
                     for (int v = 0; v < want.length; v++) maxDelta = Math.max(maxDelta, Math.abs(got[v] - want[v]));
-                    assertThat(Arrays.equals(got, want)).as("sequence %d at position %d, step %d bit-identical (max |Δ| %s)", i, positions[i], step, maxDelta).isTrue();
+                    if (exact) {
+                        assertThat(Arrays.equals(got, want)).as("sequence %d at position %d, step %d bit-identical (max |Δ| %s)", i, positions[i], step, maxDelta).isTrue();
+                    } else {
+                        assertThat(argmax(got)).as("sequence %d step %d greedy token", i, step).isEqualTo(argmax(want));
+                        assertThat(maxDelta).as("sequence %d at position %d, step %d: max |Δ| of the logits", i, positions[i], step).isLessThanOrEqualTo(FAST_TOLERANCE);
+                    }
                 }
             }
         } finally {
             seqs.forEach(Session::close);
             refs.forEach(Session::close);
         }
+    }
+
+    private static int argmax(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
+        return best;
     }
 
     /** Concurrent decoding sessions do share passes (fewer passes than steps), each still getting its tokens alone. */
@@ -122,6 +181,10 @@ class SequenceBatchTest {
             long steps = after[0] - before[0], passes = after[1] - before[1];
             assertThat(steps).isEqualTo((long) sessions * (tokens - 1));
             assertThat(passes).as("passes for %d decode steps", steps).isLessThan(steps);
+            // the leader waits for the previous pass's streams (DecodeBatcher.gather): 4 streams ride together.
+            // Measured 3.83-4.0 on a loaded 2-core machine; 2.5 before the wait, when a pass set off with whoever
+            // had queued and the rest formed a second, narrower one
+            assertThat((double) steps / passes).as("mean pass width of %d streams", sessions).isGreaterThanOrEqualTo(3.0);
         }
     }
 

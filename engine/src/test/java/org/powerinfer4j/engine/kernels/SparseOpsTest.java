@@ -14,7 +14,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * The sparse axpy (down projection): the fused single-token path, the batched path and any thread count give the
- * same bits, and they match the float64 reference.
+ * same bits, and they match the float64 reference. The per-token row-sparse product of a sequence batch gives
+ * each vector exactly its single-vector product.
  */
 class SparseOpsTest {
 
@@ -52,6 +53,31 @@ class SparseOpsTest {
                 assertThat(yb[dim + j]).isZero();
                 assertThat((double) y1[j]).isCloseTo(ref[j], org.assertj.core.data.Offset.offset(1e-4 * (1 + Math.sqrt(count) * 4)));
             }
+        }
+    }
+
+    @Property(tries = 30)
+    void rowSparseMatVecBatchEqualsEachVectorAlone(@ForAll @IntRange(min = 0, max = 2) int typeIndex, @ForAll @IntRange(min = 1, max = 6) int batch,
+                                                   @ForAll @IntRange(min = 1, max = 200) int ff, @ForAll long seed) {
+        GGMLType t = new GGMLType[]{GGMLType.Q4_0, GGMLType.F16, GGMLType.Q8_0}[typeIndex];
+        int n = 128;
+        Random r = new Random(seed);
+        float[] wf = new float[n * ff], x = new float[batch * n];
+        for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        int[] rows = new int[ff];
+        int count = 0;
+        for (int i = 0; i < ff; i++) if (r.nextInt(3) == 0) rows[count++] = i;
+        try (Arena arena = Arena.ofShared(); WorkerPool two = new WorkerPool(2)) {
+            byte[] q = Quantizer.quantize(t, wf);
+            MemorySegment seg = arena.allocate(q.length);
+            seg.copyFrom(MemorySegment.ofArray(q));
+            Tensor w = new Tensor("up", t, new long[]{n, ff}, seg);
+            float[] got = new float[batch * ff], want = new float[batch * ff];
+            SparseOps.rowSparseMatVecBatch(two, w, rows, count, x, batch, got, ff);
+            for (int b = 0; b < batch; b++) SparseOps.rowSparseMatVec(two, w, rows, count, x, b * n, want, b * ff);
+            for (int i = 0; i < got.length; i++)
+                assertThat(Float.floatToIntBits(got[i])).as("element %d", i).isEqualTo(Float.floatToIntBits(want[i]));
         }
     }
 }
