@@ -25,7 +25,7 @@ public final class DenseFeedForward implements FeedForward {
     @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
         compute(pool, activation, w.ffnGate(), w.ffnUp(), w.ffnDown(), w.ffnDownT(), w.get("ffn_gate.bias"), w.get("ffn_up.bias"),
-                w.get("ffn_down.bias"), s.xb, batch, s.hb, s.hb2, s.xb2, s.sequenceBatch());
+                w.get("ffn_down.bias"), s.xb, batch, s.hb, s.hb2, s.xb2, s.perTokenProducts());
     }
 
     /** One (gated) MLP over {@code batch} rows of {@code x}; {@code hb}/{@code hb2} are scratch of batch·n_ff floats. */

@@ -56,6 +56,17 @@ public final class InferenceState implements AutoCloseable {
         return tokenPos != null;
     }
 
+    /** Set while {@link Transformer#forwardAllLogits} runs a chunk token by token's kernels (exact verification). */
+    boolean perTokenChunk;
+
+    /**
+     * Whether the current chunk's products run per token ({@link org.powerinfer4j.engine.kernels.MatrixOps#matVecBatch}):
+     * a sequence batch, or an exact verification chunk — each row bit-identical to a decode step of that token alone.
+     */
+    boolean perTokenProducts() {
+        return tokenPos != null || perTokenChunk;
+    }
+
     /** Position of token {@code b} of the chunk: its own in a sequence batch, else {@code startPos + b}. */
     int pos(int b, int startPos) {
         return tokenPos != null ? tokenPos[b] : startPos + b;
