@@ -3,7 +3,7 @@ package org.powerinfer4j.engine.api;
 /**
  * Draft-free proposals (llama.cpp's prompt lookup decoding): the longest suffix n-gram of the context
  * ({@code ngramMax} tokens down to 1) that occurred earlier in it, and the tokens that followed its latest
- * earlier occurrence. Pays off on repetitive text (code edits, quoting the prompt, lists); costs a scan of the
+ * earlier occurrence (continued periodically past the context's end). Pays off on repetitive text (code edits, quoting the prompt, lists); costs a scan of the
  * context per step and nothing when nothing matches (the step is a plain decode step then).
  */
 final class PromptLookup implements DraftSource {
@@ -21,9 +21,11 @@ final class PromptLookup implements DraftSource {
                 int i = 0;
                 while (i < n && ctx[start + i] == ctx[suffix + i]) i++;
                 if (i < n) continue;
-                int from = start + n, got = Math.min(max, len - from);
-                System.arraycopy(ctx, from, out, 0, got);
-                return got;
+                // what followed, extended past the context's end by the proposal itself (a loop of period len − from
+                // keeps going), so a short repeat still fills the draft
+                int from = start + n;
+                for (int j = 0; j < max; j++) out[j] = from + j < len ? ctx[from + j] : out[from + j - len];
+                return max;
             }
         }
         return 0;
