@@ -34,6 +34,7 @@ import picocli.CommandLine.Option;
 public final class ChatCommand implements Callable<Integer> {
     @Mixin ModelOptionsMixin model;
     @Mixin SamplingMixin sampling;
+    @Mixin SpeculationMixin speculation;
 
     @Option(names = {"-sys", "--system-prompt"}, paramLabel = "TEXT", description = "System message at the start of the conversation.")
     String system;
@@ -46,7 +47,7 @@ public final class ChatCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Model m = model.open(); Session session = m.newSession();
+        try (Model m = model.open(); Session session = m.newSession(); Model draft = speculation.openDraft(model, m);
              Terminal terminal = TerminalBuilder.builder().system(true).build()) {
             ChatTemplate template = templateName != null ? builtin(m, templateName) : ChatTemplates.forGGUF(m.file());
             LineReader reader = LineReaderBuilder.builder().terminal(terminal).appName("powerinfer4j")
@@ -59,7 +60,7 @@ public final class ChatCommand implements Callable<Integer> {
             if (system != null) conversation.add(ChatMessage.system(system));
             AtomicBoolean stop = new AtomicBoolean();
             terminal.handle(Terminal.Signal.INT, sig -> stop.set(true));
-            GenerationParams params = GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams());
+            GenerationParams params = speculation.apply(GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()), draft);
             while (true) {
                 String line;
                 try {

@@ -19,6 +19,7 @@ import picocli.CommandLine.Option;
 public final class GenerateCommand implements Callable<Integer> {
     @Mixin ModelOptionsMixin model;
     @Mixin SamplingMixin sampling;
+    @Mixin SpeculationMixin speculation;
 
     static final class PromptSource {
         @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Prompt text.")
@@ -48,7 +49,8 @@ public final class GenerateCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         String text = prompt == null ? "" : prompt.file != null ? Files.readString(prompt.file, StandardCharsets.UTF_8) : prompt.text;
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8); // UTF-8 whatever the platform encoding
-        try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession()) {
+        try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession();
+             Model draft = speculation.openDraft(model, m)) {
             int[] ids = m.tokenizer().encode(text, true, false);
             if (ids.length >= s.contextLength())
                 throw new IllegalArgumentException("prompt too long: " + ids.length + " tokens do not fit the context of " + s.contextLength() + " (raise -c)");
@@ -56,15 +58,18 @@ public final class GenerateCommand implements Callable<Integer> {
             out.flush();
             GenerationParams params = GenerationParams.defaults().withMaxTokens(nPredict)
                     .withSampling(sampling.toParams()).withStopAtEndOfGeneration(!ignoreEos);
+            params = speculation.apply(params, draft);
             GenerationResult r = s.generate(ids, params, (id, piece) -> {
                 out.print(piece);
                 out.flush();
                 return true;
             });
             out.println();
-            System.err.printf("%nload: %d ms | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s | stop: %s%n",
+            String spec = params.speculation() == null ? "" : String.format(" | draft: %d accepted of %d (%.1f%%)",
+                    r.acceptedTokens(), r.draftedTokens(), r.draftedTokens() == 0 ? 0 : 100 * r.acceptanceRate());
+            System.err.printf("%nload: %d ms | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s%s | stop: %s%n",
                     m.loadMillis(), r.promptTokens().length, r.promptTokensPerSecond(),
-                    r.generatedTokens().length, r.generationTokensPerSecond(), r.stopReason());
+                    r.generatedTokens().length, r.generationTokensPerSecond(), spec, r.stopReason());
             if (m.sparsityStats() != null && (stats || m.sparseMode() != org.powerinfer4j.engine.sparse.SparseMode.OFF)) {
                 System.err.printf("ffn: --sparse %s%s, %.1f%% of neurons computed per token%n", m.sparseMode().name().toLowerCase(),
                         Float.isNaN(m.sparseThreshold()) ? "" : " (threshold " + m.sparseThreshold() + ")", 100 * m.sparsityStats().meanPredictedFraction());

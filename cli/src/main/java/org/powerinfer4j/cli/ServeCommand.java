@@ -19,6 +19,7 @@ import picocli.CommandLine.Option;
 public final class ServeCommand implements Callable<Integer> {
     @Mixin ModelOptionsMixin model;
     @Mixin SamplingMixin sampling;
+    @Mixin SpeculationMixin speculation;
 
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 = every interface).")
     String host;
@@ -61,10 +62,11 @@ public final class ServeCommand implements Callable<Integer> {
         String key = apiKey != null ? apiKey : System.getenv("POWERINFER4J_API_KEY");
         java.nio.file.Path path = model.checkedPath();
         String id = alias != null ? alias : path.getFileName().toString().replaceFirst("(?i)\\.gguf$", "");
-        GenerationParams defaults = GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams());
-        ServerConfig config = new ServerConfig(host, port, parallel, queue != null ? queue : 4 * parallel, key, maxBody,
-                Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed);
-        try (Model m = Model.open(path, model.toOptions())) {
+        try (Model m = Model.open(path, model.toOptions()); Model draft = speculation.openDraft(model, m)) {
+            // every request's parameters start from these, so each slot speculates (its own draft session on one draft model)
+            GenerationParams defaults = speculation.apply(GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()), draft);
+            ServerConfig config = new ServerConfig(host, port, parallel, queue != null ? queue : 4 * parallel, key, maxBody,
+                    Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed);
             OpenAiServer server = OpenAiServer.start(m, config);
             CountDownLatch stopped = new CountDownLatch(1);
             Thread hook = new Thread(() -> {

@@ -6,13 +6,19 @@ import org.powerinfer4j.engine.sampling.SamplingParams;
  * @param maxTokens tokens to generate at most ({@code -n}); -1 = until end of generation or full context
  * @param sampling  sampler settings
  * @param stopAtEndOfGeneration stop at EOS/EOT (true unless benchmarking a fixed length)
+ * @param speculation speculative decoding (a draft model or prompt lookup), or null for plain decoding
  */
-public record GenerationParams(int maxTokens, SamplingParams sampling, boolean stopAtEndOfGeneration) {
+public record GenerationParams(int maxTokens, SamplingParams sampling, boolean stopAtEndOfGeneration, Speculation speculation) {
+    public GenerationParams(int maxTokens, SamplingParams sampling, boolean stopAtEndOfGeneration) {
+        this(maxTokens, sampling, stopAtEndOfGeneration, null);
+    }
+
     public static GenerationParams defaults() {
         return new GenerationParams(-1, SamplingParams.DEFAULT, true);
     }
 
-    public GenerationParams withMaxTokens(int n) { return new GenerationParams(n, sampling, stopAtEndOfGeneration); }
-    public GenerationParams withSampling(SamplingParams s) { return new GenerationParams(maxTokens, s, stopAtEndOfGeneration); }
-    public GenerationParams withStopAtEndOfGeneration(boolean b) { return new GenerationParams(maxTokens, sampling, b); }
+    public GenerationParams withMaxTokens(int n) { return new GenerationParams(n, sampling, stopAtEndOfGeneration, speculation); }
+    public GenerationParams withSampling(SamplingParams s) { return new GenerationParams(maxTokens, s, stopAtEndOfGeneration, speculation); }
+    public GenerationParams withStopAtEndOfGeneration(boolean b) { return new GenerationParams(maxTokens, sampling, b, speculation); }
+    public GenerationParams withSpeculation(Speculation s) { return new GenerationParams(maxTokens, sampling, stopAtEndOfGeneration, s); }
 }

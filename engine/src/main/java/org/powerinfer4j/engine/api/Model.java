@@ -290,6 +290,20 @@ public final class Model implements AutoCloseable {
         } while (done < ids.length);
     }
 
+    /**
+     * Runs {@code ids} at {@code startPos} in one turn and fills {@code allLogits} with the logits after each
+     * (see {@link Transformer#forwardAllLogits}; {@code exact}: per-token kernels where the model allows them).
+     */
+    void forwardAllLogits(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, float[] allLogits, boolean exact) {
+        forwardLock.lock();
+        try {
+            checkOpen();
+            transformer.forwardAllLogits(pool, s, ids, 0, ids.length, startPos, allLogits, exact);
+        } finally {
+            forwardLock.unlock();
+        }
+    }
+
     private void checkOpen() {
         if (closed) throw new IllegalStateException("the model is closed");
     }

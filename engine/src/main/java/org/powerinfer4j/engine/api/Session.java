@@ -4,7 +4,6 @@ import java.util.Arrays;
 import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.sampling.Sampler;
-import org.powerinfer4j.engine.tokenizer.StreamingDecoder;
 import org.powerinfer4j.engine.tokenizer.Tokenizer;
 
 /**
@@ -51,6 +50,52 @@ public final class Session implements AutoCloseable {
         position = 0;
     }
 
+    /**
+     * Rolls the conversation back to its first {@code newPosition} tokens (speculative decoding's rejected drafts).
+     * The KV cache is positional, so this only moves the position: later entries are overwritten by the next feed.
+     */
+    public void rollback(int newPosition) {
+        if (newPosition < 0 || newPosition > position)
+            throw new IllegalArgumentException("cannot roll back to " + newPosition + ": the session holds " + position + " tokens");
+        position = newPosition;
+    }
+
+    /**
+     * Feeds tokens in one batched pass and returns the logits after each: row {@code i} ({@code ids.length × vocab},
+     * row-major) follows {@code ids[i]}. On dense CPU models every row is bit-identical to feeding the tokens one
+     * by one; elsewhere the prefill kernels' rounding differs slightly.
+     */
+    public float[] evaluateAll(int... ids) {
+        return evaluateAll(ids, true);
+    }
+
+    float[] evaluateAll(int[] ids, boolean exact) {
+        if (ids.length == 0) throw new IllegalArgumentException("no tokens to evaluate");
+        checkFits(ids.length);
+        float[] all = new float[ids.length * model.config().vocabSize()];
+        model.forwardAllLogits(state, ids, position, all, exact);
+        append(ids);
+        return all;
+    }
+
+    /** The token array itself (valid up to {@link #position()}; the rest is scratch). */
+    int[] tokenBuffer() {
+        return tokens;
+    }
+
+    /** The token array, grown to hold at least {@code capacity} tokens. */
+    int[] tokenBuffer(int capacity) {
+        if (capacity > tokens.length) tokens = Arrays.copyOf(tokens, Math.max(capacity, Math.min(contextLength, tokens.length * 2)));
+        return tokens;
+    }
+
+    /** Length of the common prefix of the cached tokens and {@code ids[0..length)}. */
+    int commonPrefix(int[] ids, int length) {
+        int common = 0, max = Math.min(position, length);
+        while (common < max && tokens[common] == ids[common]) common++;
+        return common;
+    }
+
     /** Feeds tokens through the model and returns a copy of the logits after the last one. */
     public float[] evaluate(int... ids) {
         feed(ids, true);
@@ -63,11 +108,19 @@ public final class Session implements AutoCloseable {
     }
 
     private void feed(int[] ids, boolean wantLogits) {
-        if ((long) position + ids.length > contextLength)
-            throw new ModelException("prompt too long: " + ((long) position + ids.length) + " tokens exceed the context of " + contextLength
-                    + " (raise -c)");
+        checkFits(ids.length);
         model.forward(state, ids, position, wantLogits);
-        if (position + ids.length > tokens.length) tokens = Arrays.copyOf(tokens, Math.min(contextLength, Math.max(tokens.length * 2, position + ids.length)));
+        append(ids);
+    }
+
+    private void checkFits(int n) {
+        if ((long) position + n > contextLength)
+            throw new ModelException("prompt too long: " + ((long) position + n) + " tokens exceed the context of " + contextLength
+                    + " (raise -c)");
+    }
+
+    private void append(int[] ids) {
+        tokenBuffer(position + ids.length);
         System.arraycopy(ids, 0, tokens, position, ids.length);
         position += ids.length;
     }
@@ -111,54 +164,53 @@ public final class Session implements AutoCloseable {
         if (promptTokens.length == 0 && position == 0)
             throw new ModelException("empty prompt: nothing to generate from (the model adds no BOS)");
         Sampler sampler = new Sampler(params.sampling());
-        Tokenizer tok = model.tokenizer();
-        StreamingDecoder decoder = tok != null ? tok.streamingDecoder() : null;
-        StringBuilder text = new StringBuilder();
+        Emitter em = new Emitter(params, model.tokenizer(), listener);
+        DraftSource source = params.speculation() == null ? null : draftSource(params.speculation());
 
         long t0 = System.nanoTime();
         if (promptTokens.length > 0) feed(promptTokens, true);
         long promptNanos = System.nanoTime() - t0;
 
-        int[] generated = new int[16];
-        int count = 0, decodeSteps = 0;
-        long genNanos = 0;
-        String stop = "length";
-        while (params.maxTokens() < 0 || count < params.maxTokens()) {
-            int next = sampler.sample(state.logits(), tokens, position);
-            if (count == generated.length) generated = Arrays.copyOf(generated, count * 2);
-            generated[count++] = next;
-            if (params.stopAtEndOfGeneration() && tok != null && tok.isEndOfGeneration(next)) {
-                stop = "eos";
-                break;
+        long t1 = System.nanoTime();
+        SpeculativeDecoder spec = null;
+        if (source != null) {
+            spec = new SpeculativeDecoder(this, source, params.speculation().draftMax(), EXACT_VERIFY);
+            spec.run(sampler, em);
+        } else {
+            while (em.more()) {
+                int next = sampler.sample(state.logits(), tokens, position);
+                if (!em.emit(next, state.logits())) break;   // the logits `next` was sampled from
+                if (position >= contextLength) break;
+                feed(new int[]{next}, true);
             }
-            String piece = decoder != null ? decoder.accept(next) : "";
-            text.append(piece);
-            if (listener != null && !listener.onToken(next, piece, state.logits())) {   // the logits `next` was sampled from
-                stop = "cancelled";
-                break;
-            }
-            if (Thread.currentThread().isInterrupted()) {
-                stop = "cancelled";
-                break;
-            }
-            if (params.maxTokens() >= 0 && count >= params.maxTokens()) break;
-            if (position >= contextLength) break;
-            long t1 = System.nanoTime();
-            feed(new int[]{next}, true);
-            genNanos += System.nanoTime() - t1;
-            decodeSteps++;
         }
-        if (decoder != null) {
-            String rest = decoder.flush();
-            text.append(rest);
-            if (!rest.isEmpty() && listener != null) listener.onToken(-1, rest);
-        }
-        return new GenerationResult(promptTokens.clone(), Arrays.copyOf(generated, count), text.toString(), stop,
-                promptNanos, decodeSteps, genNanos);
+        // decode time: everything after the first token's prefill, drafting and verification included
+        long genNanos = em.count() > 1 ? System.nanoTime() - t1 : 0;
+        String text = em.finish();
+        return new GenerationResult(promptTokens.clone(), em.generated(), text, em.stopReason(), promptNanos,
+                Math.max(0, em.count() - 1), genNanos, spec == null ? 0 : spec.drafted, spec == null ? 0 : spec.accepted);
+    }
+
+    /** Batched verification with per-token kernels (bit-identical logits) where the model allows it. */
+    static final boolean EXACT_VERIFY = !Boolean.getBoolean("powerinfer4j.spec.prefillVerify");
+
+    private Speculation draftFor;
+    private DraftSource draft;
+
+    /** This session's draft source for {@code s}, kept across calls (a draft model's session keeps its cache). */
+    private DraftSource draftSource(Speculation s) {
+        if (draft != null && draftFor.draftModel() == s.draftModel() && draftFor.lookupNgram() == s.lookupNgram()) return draft;
+        if (draft != null) draft.close();
+        draft = null;
+        if (s.draftModel() != null) Speculation.checkCompatible(model, s.draftModel());
+        draft = s.draftModel() != null ? new DraftModelSource(s.draftModel(), contextLength) : new PromptLookup(s.lookupNgram());
+        draftFor = s;
+        return draft;
     }
 
     @Override
     public void close() {
+        if (draft != null) draft.close();
         state.close();
     }
 }

@@ -72,18 +72,25 @@ public final class InferenceState implements AutoCloseable {
         return tokenPos != null;
     }
 
-    /** True when the products run per token (a bit-exact sequence batch, see MatrixOps.matVecBatch), not as one matMul. */
+    /** Set while {@link Transformer#forwardAllLogits} runs a chunk with decode's per-token kernels (exact verification). */
+    boolean perTokenChunk;
+
+    /**
+     * True when the products run per token ({@link org.powerinfer4j.engine.kernels.MatrixOps#matVecBatch}), not as one
+     * matMul: a bit-exact sequence batch, or an exact verification chunk — each row bit-identical to a decode step of
+     * that token alone.
+     */
     public boolean perTokenProducts() {
-        return perToken;
+        return perToken || perTokenChunk;
     }
 
     /**
-     * Whether a product with {@code w} runs per token here: always in a per-token sequence batch; in a matMul one
+     * Whether a product with {@code w} runs per token here: always when {@link #perTokenProducts}; in a matMul one
      * (FAST) still for repacked Q4_0 and Q4_K, whose fused 4-row kernel measured as fast as matMul's dequantized panel at
      * 4–8 sequences (and is exact), while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
-        return perToken || (sequenceBatch() && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
+        return perTokenProducts() || (sequenceBatch() && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
     }
 
     /** Position of token {@code b} of the chunk: its own in a sequence batch, else {@code startPos + b}. */

@@ -74,6 +74,40 @@ public final class Transformer {
         }
     }
 
+    /**
+     * As {@link #forward}, with the logits of every token: row {@code i} of {@code allLogits} ({@code n × vocab}) holds
+     * the logits after token {@code off + i} (speculative decoding's verification); {@code s.logits()} gets the last row.
+     * With {@code exact} on a model whose products all have a per-token form ({@link #supportsSequenceBatches}) every
+     * product runs per token, so each row is bit-identical to a decode step of that token alone; otherwise the chunk
+     * runs the prefill kernels (matrix–matrix), whose float rounding differs slightly from decode's.
+     */
+    public void forwardAllLogits(WorkerPool pool, InferenceState s, int[] tokens, int off, int n, int startPos, float[] allLogits, boolean exact) {
+        if (startPos < 0 || n < 1 || (long) startPos + n > s.kv.contextLength())
+            throw new ModelException("context is full: " + ((long) startPos + n) + " tokens do not fit in the context of " + s.kv.contextLength());
+        final int dim = c.dim(), vocab = c.vocabSize();
+        if (allLogits.length < n * vocab) throw new IllegalArgumentException("logits buffer holds fewer than " + n + " rows");
+        boolean perToken = exact && supportsSequenceBatches();
+        for (int done = 0; done < n; ) {
+            int b = Math.min(s.maxBatch, n - done);
+            s.perTokenChunk = perToken;
+            try {
+                forwardChunk(pool, s, tokens, off + done, b, startPos + done);
+            } finally {
+                s.perTokenChunk = false;
+            }
+            // final norm and head for every row (the device leaves s.x as the CPU would, so the head runs here)
+            for (int r = 0; r < b; r++) norm(graph.outputNorm(), s.xb, r * dim, s.x, r * dim);
+            float[] out = done == 0 ? allLogits : new float[b * vocab];
+            if (perToken) MatrixOps.matVecBatch(pool, graph.output(), s.xb, b, out);
+            else MatrixOps.matMul(pool, graph.output(), s.xb, b, out);
+            if (out != allLogits) System.arraycopy(out, 0, allLogits, done * vocab, b * vocab);
+            done += b;
+        }
+        float cap = graph.finalSoftcap();
+        if (cap > 0f) for (int i = 0; i < n * vocab; i++) allLogits[i] = cap * (float) Math.tanh(allLogits[i] / cap);
+        System.arraycopy(allLogits, (n - 1) * vocab, s.logits, 0, vocab);
+    }
+
     /** Whether {@link #forwardSequences} can run this model: CPU layers and an FFN that takes sequence batches (dense, sparse). */
     public boolean supportsSequenceBatches() {
         return offload == null && ffn.supportsSequenceBatches();

@@ -28,6 +28,47 @@ public final class Sampler {
      * penalty). {@code logits} is not modified.
      */
     public int sample(float[] logits, int[] history, int historyLength) {
+        penalised(logits, history, historyLength);
+        if (p.greedy()) return argmax(work);
+        double[] probs = distribution();
+        double r = random.nextDouble();
+        double cum = 0;
+        for (int i = 0; i < count; i++) {
+            cum += probs[i];
+            if (r < cum) return idx[i];
+        }
+        return idx[count - 1];
+    }
+
+    /**
+     * Speculative decoding's check of a proposed token (a deterministic draft: prompt lookup or a draft model's
+     * argmax): returns {@code draft} when the target accepts it, else the token to emit in its place. Greedy: the
+     * argmax (accepted exactly when it equals the draft). Sampling: accepted with probability p(draft) under the
+     * distribution {@link #sample} draws from; on rejection a draw from that distribution without the draft,
+     * renormalised — so the returned token is distributed exactly as {@link #sample}'s (the random stream differs).
+     */
+    public int verify(float[] logits, int[] history, int historyLength, int draft) {
+        penalised(logits, history, historyLength);
+        if (p.greedy()) return argmax(work);
+        double[] probs = distribution();
+        double pd = 0;
+        for (int i = 0; i < count; i++) if (idx[i] == draft) pd = probs[i];
+        if (random.nextDouble() < pd) return draft;
+        double r = random.nextDouble() * (1 - pd), cum = 0;
+        int last = -1;
+        for (int i = 0; i < count; i++) {
+            if (idx[i] == draft) continue;
+            cum += probs[i];
+            last = idx[i];
+            if (r < cum) return idx[i];
+        }
+        return last >= 0 ? last : draft;   // rounding at the very end of the cumulative sum
+    }
+
+    private int count;
+
+    /** Copies the logits into {@code work} with the repetition penalty applied. */
+    private void penalised(float[] logits, int[] history, int historyLength) {
         int n = logits.length;
         if (work.length != n) {
             work = new float[n];
@@ -35,11 +76,14 @@ public final class Sampler {
         }
         System.arraycopy(logits, 0, work, 0, n);
         applyRepetitionPenalty(work, history, historyLength);
-        if (p.greedy()) return argmax(work);
+    }
 
+    /** The sampling distribution over {@code work}: candidates {@code idx[0..count)} and their probabilities. */
+    private double[] distribution() {
+        int n = work.length;
         // candidates sorted by logit, cut to top-k
         int k = p.topK() > 0 ? Math.min(p.topK(), n) : n;
-        int count = topIndices(work, k, idx);
+        count = topIndices(work, k, idx);
 
         // softmax over the candidates (before temperature, as llama.cpp's top-p/min-p see them)
         double[] probs = softmax(work, idx, count, 1f);
@@ -61,14 +105,7 @@ public final class Sampler {
             while (keep < count && probs[keep] >= threshold) keep++;
             count = keep;
         }
-        probs = softmax(work, idx, count, p.temperature());
-        double r = random.nextDouble();
-        double cum = 0;
-        for (int i = 0; i < count; i++) {
-            cum += probs[i];
-            if (r < cum) return idx[i];
-        }
-        return idx[count - 1];
+        return softmax(work, idx, count, p.temperature());
     }
 
     private void applyRepetitionPenalty(float[] l, int[] history, int len) {
