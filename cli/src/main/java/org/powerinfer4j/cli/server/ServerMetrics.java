@@ -33,6 +33,8 @@ final class ServerMetrics {
         }
         metric(b, "powerinfer4j_prompt_tokens_total", "counter", "Prompt tokens of the completions run.", s.promptTokens());
         metric(b, "powerinfer4j_generated_tokens_total", "counter", "Tokens generated.", s.generatedTokens());
+        metric(b, "powerinfer4j_draft_tokens_total", "counter", "Draft tokens speculative decoding proposed.", s.draftedTokens());
+        metric(b, "powerinfer4j_draft_accepted_tokens_total", "counter", "Draft tokens the model accepted.", s.acceptedTokens());
         metric(b, "powerinfer4j_requests_completed_total", "counter", "Generations that ran to their end.", s.completed());
         metric(b, "powerinfer4j_requests_cancelled_total", "counter", "Generations cancelled (client gone) or dropped from the queue.", s.cancelled());
         metric(b, "powerinfer4j_queue_depth", "gauge", "Requests waiting for a slot.", s.queued());

@@ -36,6 +36,7 @@ final class SlotScheduler implements AutoCloseable {
     private final boolean cachePrompt;
     private final AtomicLong completed = new AtomicLong(), cancelled = new AtomicLong();
     private final AtomicLong promptTokens = new AtomicLong(), generatedTokens = new AtomicLong();
+    private final AtomicLong draftedTokens = new AtomicLong(), acceptedTokens = new AtomicLong();
     private boolean closed;
 
     SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt) {
@@ -114,12 +115,16 @@ final class SlotScheduler implements AutoCloseable {
     /**
      * @param promptTokens    prompt tokens of the requests that ran (as their {@code usage} reports them)
      * @param generatedTokens tokens generated for them
+     * @param draftedTokens   draft tokens speculative decoding proposed for them ({@code serve --lookup} / {@code -md})
+     * @param acceptedTokens  of those, the ones the model accepted
      */
-    record Stats(int slots, int idle, int queued, long completed, long cancelled, long promptTokens, long generatedTokens) {}
+    record Stats(int slots, int idle, int queued, long completed, long cancelled, long promptTokens, long generatedTokens, long draftedTokens,
+                 long acceptedTokens) {}
 
     Stats stats() {
         synchronized (lock) {
-            return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get(), promptTokens.get(), generatedTokens.get());
+            return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get(), promptTokens.get(), generatedTokens.get(),
+                    draftedTokens.get(), acceptedTokens.get());
         }
     }
 
@@ -237,6 +242,8 @@ final class SlotScheduler implements AutoCloseable {
             }
             promptTokens.addAndGet(job.prompt.length);
             generatedTokens.addAndGet(job.completionTokens());
+            draftedTokens.addAndGet(result.draftedTokens());
+            acceptedTokens.addAndGet(result.acceptedTokens());
             (job.cancelled() ? cancelled : completed).incrementAndGet();
             job.finish(result);
         }

@@ -33,6 +33,10 @@ class MetricsAndSlotsTest {
 
     /** Sample lines {@code name{labels} value} → value, checking that every sample has a # TYPE line before it. */
     static Map<String, Double> scrape() {
+        return scrape(server);
+    }
+
+    static Map<String, Double> scrape(OpenAiServer server) {
         Reply r = get(server, "/metrics");
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.header("content-type")).startsWith("text/plain; version=0.0.4");
