@@ -67,16 +67,14 @@ public final class RepackedQ4Kernels {
         permuteForDot(x, xOff, m.rowLength(), xp, xs);
         if (!m.mins()) return;
         for (int c = 0; c < m.chunks(); c++) {
-            float[] b = new float[4];
             for (int j = 0; j < 4; j++) {
                 float sum = 0f;
                 for (int i = 0; i < 32; i++) {
                     int col = c * CHUNK + 32 * j + i;
                     if (col < m.rowLength()) sum += x[xOff + col];
                 }
-                b[j] = -sum;
+                for (int r = 0; r < 4; r++) xs[c * WORDS + 4 * r + j] = -sum;
             }
-            for (int r = 0; r < 4; r++) System.arraycopy(b, 0, xs, c * WORDS + 4 * r, 4);
         }
     }
 
