@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 /** The {@code powerinfer4j} command: subcommands for generation, chat, inspection and tooling. */
 @Command(name = "powerinfer4j", mixinStandardHelpOptions = true, version = "PowerInfer4j 0.1.0",
         description = "Pure-Java LLM inference for GGUF models, exploiting activation sparsity.",
-        subcommands = {GenerateCommand.class, ChatCommand.class, InspectCommand.class, TokenizeCommand.class, EvalCommand.class, BenchCommand.class,
+        subcommands = {GenerateCommand.class, ChatCommand.class, InspectCommand.class, TokenizeCommand.class, EvalCommand.class, PerplexityCommand.class, BenchCommand.class,
                 GenerateModelCommand.class, ProfileCommand.class,
                 TrainPredictorsCommand.class, PlanCommand.class, PullCommand.class, ListCommand.class, RmCommand.class, ServeCommand.class,
                 CommandLine.HelpCommand.class})

@@ -69,7 +69,11 @@ public final class Session implements AutoCloseable {
         return evaluateAll(ids, true);
     }
 
-    float[] evaluateAll(int[] ids, boolean exact) {
+    /**
+     * {@link #evaluateAll(int...)}; with {@code exact} false the batch runs through the prompt (matrix–matrix)
+     * kernels: faster, and each row within rounding of the token-by-token logits (what {@code perplexity} uses).
+     */
+    public float[] evaluateAll(int[] ids, boolean exact) {
         if (ids.length == 0) throw new IllegalArgumentException("no tokens to evaluate");
         checkFits(ids.length);
         float[] all = new float[ids.length * model.config().vocabSize()];
