@@ -40,7 +40,7 @@ public final class PowerInferChatModel implements ChatModel, AutoCloseable {
 
     @Override
     public ChatResponse doChat(ChatRequest request) {
-        ChatRequests call = ChatRequests.translate(request, generator);
+        EngineRequest call = EngineRequest.translate(request, generator);
         InProcessGenerator.Generation g = generator.generate(generator.chatPrompt(call.messages()), call.params(), call.stopSequences(), text -> {});
         return ChatResponse.builder()
                 .aiMessage(AiMessage.from(g.text()))

@@ -44,7 +44,7 @@ public final class PowerInferStreamingChatModel implements StreamingChatModel, A
         Cancellation cancellation = new Cancellation();
         PartialResponseContext context = new PartialResponseContext(cancellation);
         try {
-            ChatRequests call = ChatRequests.translate(request, generator);
+            EngineRequest call = EngineRequest.translate(request, generator);
             int[] prompt = generator.chatPrompt(call.messages());
             g = generator.generate(prompt, call.params(), call.stopSequences(), new InProcessGenerator.TextSink() {
                 @Override

@@ -11,6 +11,10 @@ import dev.langchain4j.data.message.TextContent;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.exception.UnsupportedFeatureException;
+import dev.langchain4j.model.chat.listener.ChatModelErrorContext;
+import dev.langchain4j.model.chat.listener.ChatModelListener;
+import dev.langchain4j.model.chat.listener.ChatModelRequestContext;
+import dev.langchain4j.model.chat.listener.ChatModelResponseContext;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.request.ResponseFormat;
@@ -154,6 +158,28 @@ class PowerInferChatModelTest {
             assertThat(second.aiMessage().text()).isEqualTo(greedy.chat(ChatRequest.builder()
                     .messages(UserMessage.from(USER), first.aiMessage(), UserMessage.from("And then?"))
                     .parameters(ChatRequestParameters.builder().maxOutputTokens(16).build()).build()).aiMessage().text());
+        }
+    }
+
+    @Test
+    void listenersSeeTheMergedRequestTheResponseAndErrors() {
+        List<ChatModelRequestContext> requests = new ArrayList<>();
+        List<ChatModelResponseContext> responses = new ArrayList<>();
+        List<ChatModelErrorContext> errors = new ArrayList<>();
+        ChatModelListener listener = new ChatModelListener() {
+            @Override public void onRequest(ChatModelRequestContext c) { requests.add(c); }
+            @Override public void onResponse(ChatModelResponseContext c) { responses.add(c); }
+            @Override public void onError(ChatModelErrorContext c) { errors.add(c); }
+        };
+        try (PowerInferChatModel observed = PowerInferChatModel.builder().model(model).temperature(0.0).maxTokens(8)
+                .listeners(List.of(listener)).build()) {
+            ChatResponse r = observed.chat(UserMessage.from(USER));
+            assertThatThrownBy(() -> observed.chat(request(ChatRequestParameters.builder().presencePenalty(1.0).build())))
+                    .isInstanceOf(UnsupportedFeatureException.class);
+            assertThat(requests).hasSize(2);
+            assertThat(requests.getFirst().chatRequest().parameters().maxOutputTokens()).isEqualTo(8);
+            assertThat(responses).singleElement().satisfies(c -> assertThat(c.chatResponse()).isEqualTo(r));
+            assertThat(errors).singleElement().satisfies(c -> assertThat(c.error()).hasMessageContaining("presencePenalty"));
         }
     }
 

@@ -16,7 +16,7 @@ import org.powerinfer4j.engine.api.GenerationParams;
 import org.powerinfer4j.engine.tokenizer.ChatMessage;
 
 /**
- * Translates a LangChain4j {@link ChatRequest} into what the engine runs: the conversation as engine chat messages,
+ * A LangChain4j {@link ChatRequest} as the engine runs it: the conversation as engine chat messages,
  * the generation parameters and the stop sequences. What the engine cannot honour is refused with an
  * {@link UnsupportedFeatureException} (tools, JSON response formats, frequency/presence penalties, non-text content)
  * rather than ignored.
@@ -25,16 +25,16 @@ import org.powerinfer4j.engine.tokenizer.ChatMessage;
  * @param params        the engine's generation parameters
  * @param stopSequences texts that end the answer (not included in it)
  */
-record ChatRequests(List<ChatMessage> messages, GenerationParams params, List<String> stopSequences) {
+record EngineRequest(List<ChatMessage> messages, GenerationParams params, List<String> stopSequences) {
 
     /** The request with {@code generator}'s defaults under its parameters, checked and translated. */
-    static ChatRequests translate(ChatRequest request, InProcessGenerator generator) {
+    static EngineRequest translate(ChatRequest request, InProcessGenerator generator) {
         ChatRequestParameters p = generator.defaults().asChatParameters(generator.modelName());
         if (request.parameters() != null) p = p.overrideWith(request.parameters());
         refuseUnsupported(p, generator.modelName());
         GenerationDefaults d = generator.defaults();
         GenerationParams params = d.params(p.temperature(), p.topP(), p.topK(), p.maxOutputTokens(), generator.nextSeed());
-        return new ChatRequests(messages(request.messages()), params, d.stops(p.stopSequences()));
+        return new EngineRequest(messages(request.messages()), params, d.stops(p.stopSequences()));
     }
 
     private static void refuseUnsupported(ChatRequestParameters p, String modelName) {
