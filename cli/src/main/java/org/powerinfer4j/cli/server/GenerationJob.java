@@ -7,6 +7,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.powerinfer4j.engine.api.GenerationParams;
 import org.powerinfer4j.engine.api.GenerationResult;
+import org.powerinfer4j.engine.api.StopMatcher;
 import org.powerinfer4j.engine.tokenizer.Tokenizer;
 
 /**

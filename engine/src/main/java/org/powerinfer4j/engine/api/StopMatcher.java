@@ -1,28 +1,29 @@
-package org.powerinfer4j.cli.server;
+package org.powerinfer4j.engine.api;
 
 import java.util.List;
 
 /**
  * Finds the request's stop sequences in generated text as it streams, including sequences split across tokens.
  * Text that could still turn out to be the start of a stop sequence is held back until the next piece decides,
- * so the stop text itself is never emitted. Not thread-safe (one per generation).
+ * so the stop text itself is never emitted. Not thread-safe (one per generation). Used by the OpenAI server and the
+ * LangChain4j models, which both honour caller-given stop sequences.
  */
-final class StopMatcher {
+public final class StopMatcher {
     private final List<String> stops;
     private final StringBuilder pending = new StringBuilder();
     private boolean stopped;
 
-    StopMatcher(List<String> stops) {
+    public StopMatcher(List<String> stops) {
         this.stops = stops.stream().filter(s -> !s.isEmpty()).toList();
     }
 
     /** True once a stop sequence has been seen; later text is dropped. */
-    boolean stopped() {
+    public boolean stopped() {
         return stopped;
     }
 
     /** Adds generated text and returns the part that is now safe to emit. */
-    String accept(String piece) {
+    public String accept(String piece) {
         if (stopped || piece.isEmpty()) return "";
         if (stops.isEmpty()) return piece;
         pending.append(piece);
@@ -54,7 +55,7 @@ final class StopMatcher {
     }
 
     /** At the end of generation: whatever was held back, since no stop sequence can complete any more. */
-    String flush() {
+    public String flush() {
         if (stopped) return "";
         String out = pending.toString();
         pending.setLength(0);

@@ -1,4 +1,4 @@
-package org.powerinfer4j.cli.server;
+package org.powerinfer4j.engine.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

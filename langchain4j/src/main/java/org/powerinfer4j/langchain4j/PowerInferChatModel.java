@@ -1,0 +1,89 @@
+package org.powerinfer4j.langchain4j;
+
+import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.listener.ChatModelListener;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.request.ChatRequestParameters;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import java.util.List;
+import org.powerinfer4j.engine.api.Model;
+
+/**
+ * A LangChain4j {@link ChatModel} that runs a PowerInfer4j {@link Model} in this JVM — no server, no HTTP. The
+ * conversation is rendered with the model's own chat template (the GGUF's {@code tokenizer.chat_template}, else a
+ * built-in format), and the request's temperature, top-p, top-k, max output tokens and stop sequences are honoured;
+ * tools, JSON response formats, frequency/presence penalties and non-text content are refused with an
+ * {@link dev.langchain4j.exception.UnsupportedFeatureException}.
+ *
+ * <pre>{@code
+ * try (PowerInferChatModel chat = PowerInferChatModel.builder().modelPath(Path.of("model.gguf")).temperature(0.0).build()) {
+ *     String answer = chat.chat("Tell me a story.");
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: each call runs in its own engine session, and concurrent calls share the model as the engine's
+ * sessions do (see {@link Model}). Closing it closes the model only when it was opened from {@code modelPath}.
+ */
+public final class PowerInferChatModel implements ChatModel, AutoCloseable {
+    private final InProcessGenerator generator;
+    private final List<ChatModelListener> listeners;
+
+    private PowerInferChatModel(InProcessGenerator generator, List<ChatModelListener> listeners) {
+        this.generator = generator;
+        this.listeners = listeners;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public ChatResponse doChat(ChatRequest request) {
+        EngineRequest call = EngineRequest.translate(request, generator);
+        InProcessGenerator.Generation g = generator.generate(generator.chatPrompt(call.messages()), call.params(), call.stopSequences(), text -> {});
+        return ChatResponse.builder()
+                .aiMessage(AiMessage.from(g.text()))
+                .modelName(generator.modelName())
+                .tokenUsage(g.tokenUsage())
+                .finishReason(g.finishReason())
+                .build();
+    }
+
+    @Override
+    public ChatRequestParameters defaultRequestParameters() {
+        return generator.defaults().asChatParameters(generator.modelName());
+    }
+
+    @Override
+    public List<ChatModelListener> listeners() {
+        return listeners;
+    }
+
+    /** The engine model this chat model runs on. */
+    public Model model() {
+        return generator.model();
+    }
+
+    @Override
+    public void close() {
+        generator.close();
+    }
+
+    /** Builds a {@link PowerInferChatModel}; the settings are {@link PowerInferBuilder}'s plus LangChain4j listeners. */
+    public static final class Builder extends PowerInferBuilder<Builder> {
+        private List<ChatModelListener> listeners = List.of();
+
+        private Builder() {}
+
+        /** Observers of every request, response and error (LangChain4j's observability hook). */
+        public Builder listeners(List<ChatModelListener> listeners) {
+            this.listeners = listeners == null ? List.of() : List.copyOf(listeners);
+            return this;
+        }
+
+        public PowerInferChatModel build() {
+            return new PowerInferChatModel(generator(), listeners);
+        }
+    }
+}

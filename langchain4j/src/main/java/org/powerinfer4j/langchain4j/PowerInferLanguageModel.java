@@ -1,0 +1,51 @@
+package org.powerinfer4j.langchain4j;
+
+import dev.langchain4j.model.language.LanguageModel;
+import dev.langchain4j.model.output.Response;
+import org.powerinfer4j.engine.api.Model;
+
+/**
+ * A LangChain4j {@link LanguageModel} (plain text completion, no chat template) on a PowerInfer4j {@link Model} in
+ * this JVM. The prompt is tokenized with BOS, as {@code powerinfer4j generate} does, and continued with the builder's
+ * settings; the response carries the token usage and the finish reason (STOP at end of generation or a stop
+ * sequence, LENGTH at the token limit or a full context). Thread-safe like {@link PowerInferChatModel}.
+ */
+public final class PowerInferLanguageModel implements LanguageModel, AutoCloseable {
+    private final InProcessGenerator generator;
+
+    private PowerInferLanguageModel(InProcessGenerator generator) {
+        this.generator = generator;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public Response<String> generate(String prompt) {
+        if (prompt == null) throw new IllegalArgumentException("the prompt is null");
+        GenerationDefaults d = generator.defaults();
+        InProcessGenerator.Generation g = generator.generate(generator.textPrompt(prompt),
+                d.params(null, null, null, null, generator.nextSeed()), d.stops(null), text -> {});
+        return Response.from(g.text(), g.tokenUsage(), g.finishReason());
+    }
+
+    /** The engine model this language model runs on. */
+    public Model model() {
+        return generator.model();
+    }
+
+    @Override
+    public void close() {
+        generator.close();
+    }
+
+    /** Builds a {@link PowerInferLanguageModel} from {@link PowerInferBuilder}'s settings. */
+    public static final class Builder extends PowerInferBuilder<Builder> {
+        private Builder() {}
+
+        public PowerInferLanguageModel build() {
+            return new PowerInferLanguageModel(generator());
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package org.powerinfer4j.langchain4j;
+
+import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.model.chat.StreamingChatModel;
+import dev.langchain4j.model.chat.listener.ChatModelListener;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.request.ChatRequestParameters;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.PartialResponse;
+import dev.langchain4j.model.chat.response.PartialResponseContext;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.chat.response.StreamingHandle;
+import java.util.List;
+import org.powerinfer4j.engine.api.Model;
+
+/**
+ * A LangChain4j {@link StreamingChatModel} on a PowerInfer4j {@link Model} in this JVM: the same request handling as
+ * {@link PowerInferChatModel}, with {@code onPartialResponse} called for each piece of decoded text as it is generated
+ * (never a partial UTF-8 character, never text of a stop sequence), then {@code onCompleteResponse} with the whole
+ * answer, its token usage and finish reason.
+ *
+ * <p>The generation runs on the calling thread: {@code chat(request, handler)} returns after the handler's last
+ * callback (run it on another thread, e.g. a virtual thread, to continue meanwhile). Every failure — a refused
+ * parameter, a prompt longer than the context, an exception thrown by the handler — ends the stream with one
+ * {@code onError} and no {@code onCompleteResponse}. {@link StreamingHandle#cancel()} (from the partial response's
+ * context) stops the generation at the next token, after which no callback is made.
+ */
+public final class PowerInferStreamingChatModel implements StreamingChatModel, AutoCloseable {
+    private final InProcessGenerator generator;
+    private final List<ChatModelListener> listeners;
+
+    private PowerInferStreamingChatModel(InProcessGenerator generator, List<ChatModelListener> listeners) {
+        this.generator = generator;
+        this.listeners = listeners;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
+        InProcessGenerator.Generation g;
+        Cancellation cancellation = new Cancellation();
+        PartialResponseContext context = new PartialResponseContext(cancellation);
+        try {
+            EngineRequest call = EngineRequest.translate(request, generator);
+            int[] prompt = generator.chatPrompt(call.messages());
+            g = generator.generate(prompt, call.params(), call.stopSequences(), new InProcessGenerator.TextSink() {
+                @Override
+                public void accept(String text) {
+                    handler.onPartialResponse(new PartialResponse(text), context);
+                }
+
+                @Override
+                public boolean cancelled() {
+                    return cancellation.isCancelled();
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            if (!cancellation.isCancelled()) handler.onError(e);
+            return;
+        }
+        if (g.cancelled()) return;
+        ChatResponse response = ChatResponse.builder()
+                .aiMessage(AiMessage.from(g.text()))
+                .modelName(generator.modelName())
+                .tokenUsage(g.tokenUsage())
+                .finishReason(g.finishReason())
+                .build();
+        try {
+            handler.onCompleteResponse(response);
+        } catch (RuntimeException e) {
+            handler.onError(e);
+        }
+    }
+
+    /** The caller's cancel switch, polled after every generated token. */
+    private static final class Cancellation implements StreamingHandle {
+        private volatile boolean cancelled;
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled;
+        }
+    }
+
+    @Override
+    public ChatRequestParameters defaultRequestParameters() {
+        return generator.defaults().asChatParameters(generator.modelName());
+    }
+
+    @Override
+    public List<ChatModelListener> listeners() {
+        return listeners;
+    }
+
+    /** The engine model this chat model runs on. */
+    public Model model() {
+        return generator.model();
+    }
+
+    @Override
+    public void close() {
+        generator.close();
+    }
+
+    /** Builds a {@link PowerInferStreamingChatModel}; the settings are {@link PowerInferBuilder}'s plus LangChain4j listeners. */
+    public static final class Builder extends PowerInferBuilder<Builder> {
+        private List<ChatModelListener> listeners = List.of();
+
+        private Builder() {}
+
+        /** Observers of every request, response and error (LangChain4j's observability hook). */
+        public Builder listeners(List<ChatModelListener> listeners) {
+            this.listeners = listeners == null ? List.of() : List.copyOf(listeners);
+            return this;
+        }
+
+        public PowerInferStreamingChatModel build() {
+            return new PowerInferStreamingChatModel(generator(), listeners);
+        }
+    }
+}
