@@ -13,13 +13,15 @@ public enum DecodeBatching {
      * Steps share a pass, every product per token through the fused mat-vec kernels
      * ({@code MatrixOps.matVecBatch}, each weight row read once for all streams while it is in L1): each stream's
      * logits are bit-identical to its step alone. The fused kernels are compute bound, so the shared weight
-     * stream gains little per token, but the streams' steps no longer queue one behind another.
+     * stream gains little per token (repacked Q4_0/Q4_K: four streams share each converted nibble, 1.2–1.5× per
+     * product at 4–8 streams), but the streams' steps no longer queue one behind another.
      */
     EXACT,
     /**
      * The default. Steps share a pass through the matrix–matrix kernels ({@code MatrixOps.matMul}: each weight
-     * panel dequantized once for all streams, then a register tile), except for repacked Q4_0 and Q4_K matrices, whose fused
-     * 4-row kernel is as fast per token at 4–8 streams and stays per token ({@code InferenceState.perTokenFor}).
+     * panel dequantized once for all streams, then a register tile), except for repacked Q4_0 and Q4_K matrices, which
+     * take {@code MatrixOps.matVecBatch}'s shared-nibble kernel (four streams per converted nibble, bit-identical to each
+     * step alone; {@code InferenceState.perTokenFor}).
      * Measured against {@link #EXACT} on 110m Q8_0, 1 thread: 1.28× at 4 streams, 2.0× at 8. Logits differ from
      * the step alone by rounding only (the dequantize-then-tile order sums differently from the fused kernels);
      * greedy tokens are the same on the test models ({@code SequenceBatchTest} states the bound). Sparse FFNs take

@@ -135,7 +135,8 @@ public final class MatrixOps {
     /**
      * {@code batch} independent matrix–vector products in one pass over the weights: {@code out[b*rows + r]} is
      * bit-identical to {@code matVec(w, x[b*n..])[r]}, because each row goes through the same fused kernel once per
-     * vector while it is in L1. Decode steps of several sequences share the weight stream this way without their
+     * vector while it is in L1 (repacked Q4_0/Q4_K: four vectors at a time share each converted nibble,
+     * {@link RepackedQ4Kernels#dot2x4}, in the fused kernel's summation order). Decode steps of several sequences share the weight stream this way without their
      * results depending on which other sequences rode along (matMul's dequantize-then-tile order differs from the
      * fused kernels' by rounding).
      */
@@ -164,12 +165,20 @@ public final class MatrixOps {
         RowKernel k = repacked || words ? null : Kernels.forType(w.type());
         WorkerPool.RangeTask range = (from, to, t) -> {
             if (repacked) {
-                float[] lanes = Simd.lanes();
+                float[] lanes = new float[RepackedQ4Kernels.DOT2X4_SCRATCH];
                 int r = from;
                 for (; r < to && (r & 3) != 0; r++)
                     for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
-                for (; r + 4 <= to; r += 4)
-                    for (int b = 0; b < batch; b++) RepackedQ4Kernels.dot4(rep, r, fxp[b], fxs[b], out, b * rows + r, lanes);
+                for (; r + 4 <= to; r += 4) {   // a 4-row group: two row pairs × four vectors share each converted nibble
+                    int b = 0;
+                    for (; b + 4 <= batch; b += 4) {
+                        for (int pair = r; pair < r + 4; pair += 2)
+                            RepackedQ4Kernels.dot2x4(rep, pair, fxp[b], fxp[b + 1], fxp[b + 2], fxp[b + 3], fxs[b], fxs[b + 1], fxs[b + 2], fxs[b + 3],
+                                    out, b * rows + pair, (b + 1) * rows + pair, (b + 2) * rows + pair, (b + 3) * rows + pair, lanes);
+                        if (rep.mins()) for (int v = b; v < b + 4; v++) RepackedQ4Kernels.addMinTerms(rep, r, fxs[v], out, v * rows + r, lanes);
+                    }
+                    for (; b < batch; b++) RepackedQ4Kernels.dot4(rep, r, fxp[b], fxs[b], out, b * rows + r, lanes);
+                }
                 for (; r < to; r++)
                     for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);
             } else if (words) {

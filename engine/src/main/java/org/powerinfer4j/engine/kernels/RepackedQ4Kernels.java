@@ -120,7 +120,7 @@ public final class RepackedQ4Kernels {
     }
 
     /** {@code out[o + r] += minTerm(row + r)} for the four rows of a tile, one FMA per chunk and vector of mins. */
-    private static void addMinTerms(RepackedQ4 m, int row, float[] xs, float[] out, int o, float[] lanes) {
+    static void addMinTerms(RepackedQ4 m, int row, float[] xs, float[] out, int o, float[] lanes) {
         MemorySegment seg = m.data();
         for (int i = 0; i < WORDS; i += FL) {
             FloatVector a = FloatVector.zero(F);
@@ -170,6 +170,98 @@ public final class RepackedQ4Kernels {
         out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
         out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
         if (mins) addMinTerms(m, row, xs8, out, o, lanes);
+    }
+
+    /**
+     * Rows {@code row} and {@code row + 1} ({@code row} even) times four activation vectors at once, for decode steps
+     * of several sequences sharing one pass ({@code MatrixOps.matVecBatch}): each nibble is converted once and meets
+     * the four vectors, where {@link #dot4} converts it once per vector. The sums run in {@link #dot4}'s order (per
+     * lane from the −8·Σx start, FMA by FMA, then the block scale; the same fixed-order lane sum), so every result
+     * is bit-identical to {@link #dot4}'s — batching never changes a stream's logits. {@code out[o_t]} gets row·x_t,
+     * {@code out[o_t + 1]} row+1·x_t; for Q4_K without the min terms, which {@link #addMinTerms} then adds per vector
+     * for the whole 4-row group, as {@link #dot4} does. Two rows × four vectors: 16 accumulators (4 rows would need 32
+     * and spill). {@code lanes}: at least {@link #DOT2X4_SCRATCH} floats.
+     */
+    public static void dot2x4(RepackedQ4 m, int row, float[] x0, float[] x1, float[] x2, float[] x3, float[] e0, float[] e1, float[] e2, float[] e3,
+                              float[] out, int o0, int o1, int o2, int o3, float[] lanes) {
+        if ((row & 1) != 0) throw new IllegalArgumentException("dot2x4 needs an even row, not " + row);
+        boolean mins = m.mins();
+        MemorySegment seg = m.data();
+        FloatVector zero = FloatVector.zero(F);
+        FloatVector a00 = zero, a01 = zero, a02 = zero, a03 = zero, a10 = zero, a11 = zero, a12 = zero, a13 = zero;
+        for (int c = 0; c < m.chunks(); c++) {
+            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            for (int g = 0; g < WORDS; g += FL) {
+                IntVector w0 = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
+                IntVector w1 = IntVector.fromMemorySegment(I, seg, wo + 64 + g * 4L, LE);
+                int eo = c * WORDS + g;   // Q4_0's lanes start at −8·Σx, Q4_K's at 0 (as in dot4)
+                FloatVector s00 = mins ? zero : FloatVector.fromArray(F, e0, eo), s10 = s00;
+                FloatVector s01 = mins ? zero : FloatVector.fromArray(F, e1, eo), s11 = s01;
+                FloatVector s02 = mins ? zero : FloatVector.fromArray(F, e2, eo), s12 = s02;
+                FloatVector s03 = mins ? zero : FloatVector.fromArray(F, e3, eo), s13 = s03;
+                int xb = c * CHUNK + g;
+                for (int k = 0; k < 8; k++) {
+                    FloatVector q0 = nibble(w0, k), q1 = nibble(w1, k);
+                    int xi = xb + WORDS * k;
+                    FloatVector v = FloatVector.fromArray(F, x0, xi);
+                    s00 = q0.fma(v, s00);
+                    s10 = q1.fma(v, s10);
+                    v = FloatVector.fromArray(F, x1, xi);
+                    s01 = q0.fma(v, s01);
+                    s11 = q1.fma(v, s11);
+                    v = FloatVector.fromArray(F, x2, xi);
+                    s02 = q0.fma(v, s02);
+                    s12 = q1.fma(v, s12);
+                    v = FloatVector.fromArray(F, x3, xi);
+                    s03 = q0.fma(v, s03);
+                    s13 = q1.fma(v, s13);
+                }
+                FloatVector d0 = blockScales(seg, so, g), d1 = blockScales(seg, so + 16, g);
+                a00 = s00.fma(d0, a00);
+                a01 = s01.fma(d0, a01);
+                a02 = s02.fma(d0, a02);
+                a03 = s03.fma(d0, a03);
+                a10 = s10.fma(d1, a10);
+                a11 = s11.fma(d1, a11);
+                a12 = s12.fma(d1, a12);
+                a13 = s13.fma(d1, a13);
+            }
+        }
+        // the sums leave through an array: a second inlined sum4 takes the body past C2's node budget, and
+        // vectors passed to a call that is not inlined are boxed (measured: 4× slower)
+        a00.intoArray(lanes, 0);
+        a01.intoArray(lanes, FL);
+        a02.intoArray(lanes, 2 * FL);
+        a03.intoArray(lanes, 3 * FL);
+        a10.intoArray(lanes, 4 * FL);
+        a11.intoArray(lanes, 5 * FL);
+        a12.intoArray(lanes, 6 * FL);
+        a13.intoArray(lanes, 7 * FL);
+        storeLaneSums(lanes, out, o0, o1, o2, o3);
+    }
+
+    /** Scratch floats {@link #dot2x4} needs. */
+    public static final int DOT2X4_SCRATCH = 8 * FL;
+
+    /**
+     * Lane sums of the 8 accumulators {@link #dot2x4} left in {@code lanes[0..8·FL)}: row j, vector t into
+     * {@code out[o_t + j]}, through {@link Simd#sum4} (the lane order {@link #dot4} uses). Straight-line: a loop
+     * around the two sums kept C2 from intrinsifying them (measured: as slow as the kernel itself).
+     */
+    private static void storeLaneSums(float[] lanes, float[] out, int o0, int o1, int o2, int o3) {
+        float[] sums = new float[FL];   // scalar-replaced by C2: it does not escape
+        Simd.sum4(FloatVector.fromArray(F, lanes, 0), FloatVector.fromArray(F, lanes, FL), FloatVector.fromArray(F, lanes, 2 * FL),
+                FloatVector.fromArray(F, lanes, 3 * FL), sums);
+        out[o0] = sums[0];
+        out[o1] = sums[Simd.SUM4_STRIDE];
+        out[o2] = sums[2 * Simd.SUM4_STRIDE];
+        out[o3] = sums[3 * Simd.SUM4_STRIDE];
+        Simd.sum4(FloatVector.fromArray(F, lanes, 4 * FL), FloatVector.fromArray(F, lanes, 5 * FL), FloatVector.fromArray(F, lanes, 6 * FL),
+                FloatVector.fromArray(F, lanes, 7 * FL), sums);
+        out[o0 + 1] = sums[0];
+        out[o1 + 1] = sums[Simd.SUM4_STRIDE];
+        out[o2 + 1] = sums[2 * Simd.SUM4_STRIDE];
+        out[o3 + 1] = sums[3 * Simd.SUM4_STRIDE];
     }
 
     /**

@@ -86,8 +86,9 @@ public final class InferenceState implements AutoCloseable {
 
     /**
      * Whether a product with {@code w} runs per token here: always when {@link #perTokenProducts}; in a matMul one
-     * (FAST) still for repacked Q4_0 and Q4_K, whose fused 4-row kernel measured as fast as matMul's dequantized panel at
-     * 4–8 sequences (and is exact), while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt.
+     * (FAST) still for repacked Q4_0 and Q4_K, whose batched kernel (four vectors share each converted nibble,
+     * {@code RepackedQ4Kernels.dot2x4}) is bit-identical to the step alone and faster than matMul's dequantized panel at
+     * 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
         return perTokenProducts() || (sequenceBatch() && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
