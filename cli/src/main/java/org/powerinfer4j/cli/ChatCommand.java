@@ -47,6 +47,8 @@ public final class ChatCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        GenerationParams base = GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()); // checked before any output
+        speculation.checkFlags();
         try (Model m = model.open(); Session session = m.newSession(); Model draft = speculation.openDraft(model, m);
              Terminal terminal = TerminalBuilder.builder().system(true).build()) {
             ChatTemplate template = templateName != null ? builtin(m, templateName) : ChatTemplates.forGGUF(m.file());
@@ -60,7 +62,7 @@ public final class ChatCommand implements Callable<Integer> {
             if (system != null) conversation.add(ChatMessage.system(system));
             AtomicBoolean stop = new AtomicBoolean();
             terminal.handle(Terminal.Signal.INT, sig -> stop.set(true));
-            GenerationParams params = speculation.apply(GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()), draft);
+            GenerationParams params = speculation.apply(base, draft);
             while (true) {
                 String line;
                 try {

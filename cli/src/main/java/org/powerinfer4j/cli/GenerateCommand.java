@@ -47,6 +47,10 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // every option is checked before the model loads or the prompt is echoed
+        GenerationParams base = GenerationParams.defaults().withMaxTokens(nPredict)
+                .withSampling(sampling.toParams()).withStopAtEndOfGeneration(!ignoreEos);
+        speculation.checkFlags();
         String text = prompt == null ? "" : prompt.file != null ? Files.readString(prompt.file, StandardCharsets.UTF_8) : prompt.text;
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8); // UTF-8 whatever the platform encoding
         try (Model m = Model.open(model.checkedPath(), model.toOptions().withSparseStats(stats)); Session s = m.newSession();
@@ -56,9 +60,7 @@ public final class GenerateCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("prompt too long: " + ids.length + " tokens do not fit the context of " + s.contextLength() + " (raise -c)");
             if (!noDisplayPrompt) out.print(text);
             out.flush();
-            GenerationParams params = GenerationParams.defaults().withMaxTokens(nPredict)
-                    .withSampling(sampling.toParams()).withStopAtEndOfGeneration(!ignoreEos);
-            params = speculation.apply(params, draft);
+            GenerationParams params = speculation.apply(base, draft);
             GenerationResult r = s.generate(ids, params, (id, piece) -> {
                 out.print(piece);
                 out.flush();

@@ -97,7 +97,7 @@ public final class ModelOptionsMixin {
         if (threads != null && !threads.isEmpty()) o = o.withThreads(threads.get(0));
         if (activation != null) o = o.withActivation(FfnActivation.parse(activation));
         if (decodeBatching != null) o = o.withDecodeBatching(org.powerinfer4j.engine.api.DecodeBatching.parse(decodeBatching));
-        return o.withGpu(gpuOptions()).withRepack(!noRepack);
+        return o.withGpu(gpuOptions()).withRepack(!noRepack).withListener(new StderrListener());   // notes on stderr, as printed before
     }
 
     private GpuOptions gpuOptions() {

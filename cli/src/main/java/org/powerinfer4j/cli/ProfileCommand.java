@@ -12,7 +12,7 @@ import org.powerinfer4j.engine.offline.ActivationPlot;
 import org.powerinfer4j.engine.offline.ActivationProfiler;
 import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.offline.CalibrationCorpus;
-import org.powerinfer4j.engine.offline.ProgressBar;
+import org.powerinfer4j.engine.hub.TerminalProgress;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -64,8 +64,8 @@ public final class ProfileCommand implements Callable<Integer> {
             float thr = threshold != null ? threshold : 0.1f;
             if (!model.config().activation().isRelu())
                 err.printf(Locale.ROOT, "%s FFN: counting |h| > %s as firing%n", model.config().activation(), thr);
-            ProgressBar bar = new ProgressBar(System.err, "profile", "tok");
-            ActivationStats stats = ActivationProfiler.profile(model, chunks, thr, bar::update);
+            TerminalProgress bar = new TerminalProgress(err, StderrListener.isTerminal()).counting("tok").showingAfter(StderrListener.SHOW_AFTER_NANOS);
+            ActivationStats stats = ActivationProfiler.profile(model, chunks, thr, (done, total, ns) -> bar.update("profile", done, total));
             Path o = output != null ? output : sibling(modelOptions.checkedPath(), ".activations.gguf");
             stats.write(o);
             stats.summary().forEach(out::println);

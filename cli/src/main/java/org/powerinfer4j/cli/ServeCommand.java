@@ -59,12 +59,14 @@ public final class ServeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (timeoutSeconds < 1) throw new IllegalArgumentException("--timeout must be >= 1 second, is " + timeoutSeconds);
         if (nPredict < -1 || nPredict == 0) throw new IllegalArgumentException("--n-predict must be -1 or >= 1, is " + nPredict);
+        GenerationParams base = GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()); // checked before the load
+        speculation.checkFlags();
         String key = apiKey != null ? apiKey : System.getenv("POWERINFER4J_API_KEY");
         java.nio.file.Path path = model.checkedPath();
         String id = alias != null ? alias : path.getFileName().toString().replaceFirst("(?i)\\.gguf$", "");
         try (Model m = Model.open(path, model.toOptions()); Model draft = speculation.openDraft(model, m)) {
             // every request's parameters start from these, so each slot speculates (its own draft session on one draft model)
-            GenerationParams defaults = speculation.apply(GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()), draft);
+            GenerationParams defaults = speculation.apply(base, draft);
             ServerConfig config = new ServerConfig(host, port, parallel, queue != null ? queue : 4 * parallel, key, maxBody,
                     Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed);
             OpenAiServer server = OpenAiServer.start(m, config);

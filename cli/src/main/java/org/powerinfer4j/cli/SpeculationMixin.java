@@ -30,12 +30,19 @@ public final class SpeculationMixin {
         return lookup || draftModel != null;
     }
 
-    /** Opens the draft model (null without -md), checked to share the target's vocabulary (a one-line error otherwise). */
-    Model openDraft(ModelOptionsMixin options, Model target) throws IOException {
+    /** Checks the flags' combination and values (one-line errors), without opening anything. */
+    void checkFlags() {
         if (lookup && draftModel != null) throw new IllegalArgumentException("--lookup and -md are alternatives: pass one");
         if (!enabled() && (draftMax != null || lookupNgram != null))
             throw new IllegalArgumentException("--draft-max and --lookup-ngram need --lookup or -md");
         if (draftModel != null && lookupNgram != null) throw new IllegalArgumentException("--lookup-ngram goes with --lookup, not -md");
+        if (draftMax != null && draftMax < 1) throw new IllegalArgumentException("--draft-max must be >= 1, is " + draftMax);
+        if (lookupNgram != null && lookupNgram < 1) throw new IllegalArgumentException("--lookup-ngram must be >= 1, is " + lookupNgram);
+    }
+
+    /** Opens the draft model (null without -md), checked to share the target's vocabulary (a one-line error otherwise). */
+    Model openDraft(ModelOptionsMixin options, Model target) throws IOException {
+        checkFlags();
         if (draftModel == null) return null;
         if (!Files.isRegularFile(draftModel)) throw new IOException("draft model " + draftModel + " is not a file");
         Model d = Model.open(draftModel, options.toOptions().withContextLength(target.contextLength()));

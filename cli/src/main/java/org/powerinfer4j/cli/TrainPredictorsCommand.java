@@ -9,7 +9,7 @@ import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.offline.PowerInferWriter;
 import org.powerinfer4j.engine.offline.PredictorDataset;
 import org.powerinfer4j.engine.offline.PredictorTrainer;
-import org.powerinfer4j.engine.offline.ProgressBar;
+import org.powerinfer4j.engine.hub.TerminalProgress;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -79,7 +79,9 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
         try (Model model = Model.open(modelOptions.checkedPath(), modelOptions.toOptions().withSparseMode(SparseMode.OFF))) {
             threads = model.options().threads();
             List<int[]> chunks = ProfileCommand.chunks(model, corpus, sample, tokens, seed, err);
-            data = PredictorDataset.collect(model, chunks, new ProgressBar(System.err, "collect", "tok")::update);
+            TerminalProgress bar = new TerminalProgress(err, StderrListener.isTerminal())
+                    .counting("tok").showingAfter(StderrListener.SHOW_AFTER_NANOS);
+            data = PredictorDataset.collect(model, chunks, (done, total, ns) -> bar.update("collect", done, total));
             PredictorTrainer.Config cfg = PredictorTrainer.Config.defaults(model.config().dim()).withTargetRecall(targetRecall)
                     .withEpochs(epochs).withSeed(seed).withThreads(threads);
             if (candidates != null && candidates.length > 0) cfg = cfg.withCandidates(candidates);

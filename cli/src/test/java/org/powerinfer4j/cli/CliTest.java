@@ -153,6 +153,38 @@ class CliTest {
         assertThat(r.err().strip()).contains("blk.0.attn_q.weight").contains("Q8_1").contains("cannot compute").doesNotContain("\n");
     }
 
+    /** picocli formats option descriptions with String.format: a stray % makes it print "[picocli WARN] Could not format". */
+    @Test
+    void everySubcommandsHelpIsClean() {
+        var names = Main.commandLine().getSubcommands().keySet();
+        assertThat(names).contains("generate", "serve", "pull");
+        for (String name : names) {
+            Result r = run(name, "--help");
+            assertThat(r.code()).as(name).isZero();
+            assertThat(r.out()).as(name).contains("Usage:");
+            assertThat(r.out() + r.err()).as(name + " --help").doesNotContain("WARN");
+        }
+    }
+
+    @Test
+    void directoryIsOneLineError(@TempDir Path dir) {
+        Result r = run("inspect", dir.toString());
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).isEqualTo("error: " + dir + " is a directory, not a GGUF file");
+    }
+
+    /** A bad sampler value fails before the model loads: nothing on stdout (no echoed prompt), one line on stderr. */
+    @Test
+    void samplingOptionsAreCheckedBeforeAnyOutput() {
+        for (String[] bad : new String[][] {{"--top-p", "7"}, {"--min-p", "-1"}, {"--top-k", "-2"}, {"--repeat-penalty", "0"}, {"--repeat-last-n", "-1"},
+                {"--draft-max", "4"}}) {
+            Result r = run("generate", "-m", STORIES, "-p", "Hello there", bad[0], bad[1]);
+            assertThat(r.code()).as(bad[0]).isEqualTo(1);
+            assertThat(r.out()).as(bad[0]).isEmpty();
+            assertThat(r.err().strip()).as(bad[0]).startsWith("error: ").doesNotContain("\n").doesNotContain("load:");
+        }
+    }
+
     @Test
     void unknownSubcommandIsAUsageError() {
         Result r = run("frobnicate");

@@ -90,13 +90,13 @@ public final class Model implements AutoCloseable {
         this.transformer = new Transformer(config, this.weights, feedForward());
         GpuOptions g = options.gpu();
         if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
-            System.err.println("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
+            options.listener().message("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
         if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
             if (sparseMode != SparseMode.OFF)
-                System.err.println("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
+                options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
                         + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
             else {
-                gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, System.err::println);
+                gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.listener()::message);
             }
         }
         if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
@@ -109,13 +109,20 @@ public final class Model implements AutoCloseable {
     /** The weights with repacked Q4_0 and Q4_K copies when asked for and possible; without them (one note) when memory runs out. */
     private ModelWeights repacked(ModelWeights w, ModelOptions o, boolean denseFfn) {
         if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
+        long bytes = w.repackBytes(denseFfn);
+        if (bytes == 0) return w;
+        ModelListener l = o.listener();
+        // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it
+        l.loadStarted("repacking Q4_0/Q4_K matrices", bytes);
         try {
-            return w.repackedForCpu(repackArena, pool, denseFfn);
+            return w.repackedForCpu(repackArena, pool, denseFfn, l::loadAdvanced);
         } catch (OutOfMemoryError e) {
             repackArena.close();
             repackArena = Arena.ofShared();
-            System.err.println("note: no memory for the repacked Q4_0/Q4_K copy (" + e.getMessage() + "); computing from the file's layout (--no-repack)");
+            l.message("note: no memory for the repacked Q4_0/Q4_K copy (" + e.getMessage() + "); computing from the file's layout (--no-repack)");
             return w;
+        } finally {
+            l.loadFinished();
         }
     }
 
@@ -155,7 +162,7 @@ public final class Model implements AutoCloseable {
 
     private FeedForward feedForward() {
         if (options.gpu().enabled() && sparseMode == SparseMode.EXACT && options.gpu().gpuLayers() == 0)
-            System.err.println("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
+            options.listener().message("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
                     + sparseMode.name().toLowerCase() + " runs on the CPU");
         if (config.params().moe()) return new MoeFeedForward(config);
         if (sparseMode == SparseMode.OFF)
@@ -176,22 +183,22 @@ public final class Model implements AutoCloseable {
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
             // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
             // one backend (one context, the kernels loaded once) for both; the model closes it
-            GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), System.err::println);
+            GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), options.listener()::message);
             boolean[] noted = {false};
             GpuBackend gpu = g.mode().open(m -> {   // --gpu cuda without a usable device: a one-line error here
                 noted[0] = true;
-                System.err.println(m);
+                options.listener().message(m);
             });
             if (gpu == null) {
-                if (!noted[0]) System.err.println("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
+                if (!noted[0]) options.listener().message("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
             } else {
                 try {
                     org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
-                    gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, System.err::println, gpu);
+                    gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, options.listener()::message, gpu);
                     if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
                         g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
                     hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), weights, config.activation(), sparseThreshold,
-                            downT, options.batchSize(), stats, System.err::println, gpu, false);
+                            downT, options.batchSize(), stats, options.listener()::message, gpu, false);
                     sharedGpu = gpu;
                     return hybrid;
                 } catch (RuntimeException e) {

@@ -31,10 +31,12 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  *                      {@link DecodeBatching#FAST}: one shared pass, matrix–matrix products where they are faster
  *                      than the fused per-token kernels (logits within rounding of each step alone);
  *                      {@link DecodeBatching#EXACT}: products per token, each stream's logits bit-identical to alone
+ * @param listener      receives the notes and warnings (and load progress) the model would otherwise have to print;
+ *                      default (null) {@link ModelListener#systemLogger()}
  */
 public record ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation,
                            SparseMode sparseMode, float sparseThreshold, boolean sparseStats, GGMLType kvCacheType,
-                           GpuOptions gpu, boolean repack, DecodeBatching decodeBatching) {
+                           GpuOptions gpu, boolean repack, DecodeBatching decodeBatching, ModelListener listener) {
     public static final int DEFAULT_CONTEXT_CAP = 4096;
 
     public ModelOptions {
@@ -44,31 +46,34 @@ public record ModelOptions(int threads, int contextLength, int batchSize, FfnAct
         if (kvCacheType != GGMLType.F16 && kvCacheType != GGMLType.F32) throw new IllegalArgumentException("KV cache type must be f16 or f32");
         if (gpu == null) gpu = GpuOptions.OFF;
         if (decodeBatching == null) decodeBatching = DecodeBatching.FAST;
+        if (listener == null) listener = ModelListener.systemLogger();
     }
 
     public ModelOptions(int threads, int contextLength, int batchSize, FfnActivation activation, SparseMode sparseMode,
                         float sparseThreshold, boolean sparseStats, GGMLType kvCacheType, GpuOptions gpu) {
-        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, DecodeBatching.FAST);
+        this(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, true, DecodeBatching.FAST, null);
     }
 
     public static ModelOptions defaults() {
-        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, DecodeBatching.FAST);
+        return new ModelOptions(Runtime.getRuntime().availableProcessors(), 0, 64, null, null, Float.NaN, false, GGMLType.F16, GpuOptions.OFF, true, DecodeBatching.FAST, null);
     }
 
-    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack, decodeBatching); }
-    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, decodeBatching); }
-    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, decodeBatching); }
-    public ModelOptions withDecodeBatching(DecodeBatching d) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, d); }
+    public ModelOptions withThreads(int t) { return new ModelOptions(t, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withContextLength(int c) { return new ModelOptions(threads, c, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withBatchSize(int b) { return new ModelOptions(threads, contextLength, b, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withActivation(FfnActivation a) { return new ModelOptions(threads, contextLength, batchSize, a, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withSparseMode(SparseMode m) { return new ModelOptions(threads, contextLength, batchSize, activation, m, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withSparseThreshold(float t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, t, sparseStats, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withKvCacheType(GGMLType t) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, t, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withSparseStats(boolean b) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, b, kvCacheType, gpu, repack, decodeBatching, listener); }
+    public ModelOptions withRepack(boolean r) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, r, decodeBatching, listener); }
+    public ModelOptions withDecodeBatching(DecodeBatching d) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, d, listener); }
     /** On: {@link DecodeBatching#EXACT} (bit-identical per stream); off: {@link DecodeBatching#OFF}. */
     public ModelOptions withBatchSequences(boolean on) { return withDecodeBatching(on ? DecodeBatching.EXACT : DecodeBatching.OFF); }
 
     /** Whether decode steps of concurrent sessions share passes (any mode but {@link DecodeBatching#OFF}). */
     public boolean batchSequences() { return decodeBatching != DecodeBatching.OFF; }
-    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack, decodeBatching); }
+    /** Where notes, warnings and load progress go (null: the default, {@link ModelListener#systemLogger()}). */
+    public ModelOptions withListener(ModelListener l) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, gpu, repack, decodeBatching, l); }
+    public ModelOptions withGpu(GpuOptions g) { return new ModelOptions(threads, contextLength, batchSize, activation, sparseMode, sparseThreshold, sparseStats, kvCacheType, g, repack, decodeBatching, listener); }
 }

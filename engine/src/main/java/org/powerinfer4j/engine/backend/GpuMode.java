@@ -29,11 +29,6 @@ public enum GpuMode {
         };
     }
 
-    /** Opens the backend this mode asks for; null for CPU only (OFF, or AUTO without a usable CUDA device). */
-    public GpuBackend open() {
-        return open(System.err::println);
-    }
-
     /**
      * Opens the backend this mode asks for; null for CPU only. AUTO without a usable device (no driver, or one that
      * cannot take the kernels: a driver too old for the PTX, say) says why in one line through {@code info} and runs

@@ -66,6 +66,8 @@ public final class GGUFFile implements AutoCloseable {
 
     /** Maps and parses {@code path}. Throws {@link GGUFFormatException} for malformed files. */
     public static GGUFFile open(Path path) throws IOException {
+        // mapping a directory fails with the OS's "No such device"; say what is wrong instead
+        if (java.nio.file.Files.isDirectory(path)) throw new IOException(path + " is a directory, not a GGUF file");
         Arena arena = Arena.ofShared();
         try {
             MemorySegment seg;

@@ -182,21 +182,38 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
      * — the FFN matrices. Sparse FFN paths read single rows of the mapped file and keep the original layout.
      * The copy runs on {@code pool}'s threads.
      */
-    public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo) {
-        java.util.IdentityHashMap<Tensor, Tensor> done = new java.util.IdentityHashMap<>();
-        java.util.function.UnaryOperator<Tensor> rp = t -> {
-            if (t == null || !RepackedQ4.repackable(t) || t.repacked() != null) return t;
-            return done.computeIfAbsent(t, x -> {
-                RepackedQ4 r = RepackedQ4.allocate(arena, x.type(), x.rowLength(), x.rows());
-                pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
-                return x.withRepacked(r);
-            });
-        };
+    public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo, java.util.function.LongConsumer bytesDone) {
+        java.util.IdentityHashMap<Tensor, Tensor> copies = new java.util.IdentityHashMap<>();
+        long done = 0;
+        for (Tensor x : toRepack(ffnToo)) {
+            RepackedQ4 r = RepackedQ4.allocate(arena, x.type(), x.rowLength(), x.rows());
+            pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
+            copies.put(x, x.withRepacked(r));
+            bytesDone.accept(done += x.data().byteSize());
+        }
+        java.util.function.UnaryOperator<Tensor> rp = t -> t == null ? null : copies.getOrDefault(t, t);
         LayerWeights[] ls = new LayerWeights[layers.length];
         for (int i = 0; i < layers.length; i++)
             ls[i] = layers[i].map((name, t) -> denseProduct(name, ffnToo) ? rp.apply(t) : t);
         // a tied output head keeps token_embd's mapped rows for the embedding lookup and gets its own repacked copy
         return new ModelWeights(tokenEmbd, outputNorm, rp.apply(output), tiedOutput, ls, outputNormBias, positionEmbd, ropeFreqs);
+    }
+
+    /** Bytes of the matrices {@link #repackedForCpu} copies (its progress runs up to this). */
+    public long repackBytes(boolean ffnToo) {
+        return toRepack(ffnToo).stream().mapToLong(t -> t.data().byteSize()).sum();
+    }
+
+    /** The matrices {@link #repackedForCpu} copies, each once (a tensor shared by two names is one copy). */
+    private java.util.List<Tensor> toRepack(boolean ffnToo) {
+        java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        java.util.List<Tensor> list = new java.util.ArrayList<>();
+        java.util.function.Consumer<Tensor> want = t -> {
+            if (t != null && RepackedQ4.repackable(t) && t.repacked() == null && seen.add(t)) list.add(t);
+        };
+        for (LayerWeights l : layers) l.tensors().forEach((name, t) -> { if (denseProduct(name, ffnToo)) want.accept(t); });
+        want.accept(output);
+        return list;
     }
 
     /** Bytes of weights read per generated token by a dense model (every matrix once; the embedding row is negligible). */

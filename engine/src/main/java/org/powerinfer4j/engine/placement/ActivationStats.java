@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -282,25 +281,30 @@ public final class ActivationStats {
         }
     }
 
-    @SuppressWarnings("unchecked")
     private static ActivationStats readJson(Path path) throws IOException {
-        Object root;
+        com.fasterxml.jackson.databind.JsonNode root;
         try {
-            root = MiniJson.parse(Files.readString(path, StandardCharsets.UTF_8));
-        } catch (IllegalArgumentException e) {
-            throw new IOException(path.getFileName() + ": " + e.getMessage());
+            root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Files.readString(path, StandardCharsets.UTF_8));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IOException(path.getFileName() + ": " + e.getOriginalMessage().replace('\n', ' '));   // one line, without Jackson's source excerpt
         }
-        if (!(root instanceof Map<?, ?> m) || !(m.get("layers") instanceof List<?> layers))
+        com.fasterxml.jackson.databind.JsonNode layers = root == null ? null : root.get("layers");
+        if (layers == null || !layers.isArray())
             throw new IOException(path.getFileName() + ": expected an object with a \"layers\" array");
         double[][] rows = new double[layers.size()][];
-        for (Object o : layers) {
-            if (!(o instanceof Map<?, ?> lm) || !(lm.get("counts") instanceof List<?> counts))
-                throw new IOException(path.getFileName() + ": each layer needs a \"counts\" array");
-            int idx = lm.get("layer") instanceof Number n ? n.intValue() : Arrays.asList(rows).indexOf(null);
+        for (com.fasterxml.jackson.databind.JsonNode layer : layers) {
+            com.fasterxml.jackson.databind.JsonNode counts = layer.get("counts");
+            if (counts == null || !counts.isArray()) throw new IOException(path.getFileName() + ": each layer needs a \"counts\" array");
+            int idx = layer.path("layer").isNumber() ? layer.get("layer").intValue() : Arrays.asList(rows).indexOf(null);
             if (idx < 0 || idx >= rows.length || rows[idx] != null) throw new IOException(path.getFileName() + ": bad or repeated layer index " + idx);
-            rows[idx] = ((List<Object>) counts).stream().mapToDouble(v -> ((Number) v).doubleValue()).toArray();
+            double[] row = new double[counts.size()];
+            for (int i = 0; i < row.length; i++) {
+                if (!counts.get(i).isNumber()) throw new IOException(path.getFileName() + ": layer " + idx + " count " + i + " is not a number");
+                row[i] = counts.get(i).doubleValue();
+            }
+            rows[idx] = row;
         }
-        long tokens = m.get("n_tokens") instanceof Number n ? n.longValue() : 0;
+        long tokens = root.path("n_tokens").isNumber() ? root.get("n_tokens").longValue() : 0;
         return fromRows(rows, tokens, path.getFileName().toString());
     }
 }

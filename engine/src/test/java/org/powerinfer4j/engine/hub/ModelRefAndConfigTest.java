@@ -67,4 +67,24 @@ class ModelRefAndConfigTest {
         assertThat(live.toString()).contains("\r").contains(" 50% [").contains("retrying\n");
         assertThat(log.toString()).isEqualTo("retrying" + System.lineSeparator());
     }
+
+    /** Load, profile and train-predictors use the same bar: counts of a unit, and nothing at all for a task that ends quickly. */
+    @Test
+    void progressCountsUnitsAndShowsOnlyLongTasks() {
+        assertThat(TerminalProgress.render("profile", 0, 512, 1024, 1_000_000_000L, "tok")).contains(" 50% [").contains("512 tok / 1,024 tok")
+                .contains("512 tok/s");
+        long[] now = {0};
+        java.io.StringWriter quick = new java.io.StringWriter(), slow = new java.io.StringWriter(), log = new java.io.StringWriter();
+        for (var sw : new java.io.StringWriter[]{quick, slow, log}) {
+            TerminalProgress p = new TerminalProgress(new java.io.PrintWriter(sw), sw != log, () -> now[0]).showingAfter(1_000_000_000L);
+            now[0] = 0;
+            p.start("repacking", 0, 100);
+            now[0] = sw == quick ? 300_000_000L : 1_500_000_000L;
+            p.advance(100);
+            p.stop();
+        }
+        assertThat(quick.toString()).isEmpty();
+        assertThat(slow.toString()).contains("\r").contains("100% [");
+        assertThat(log.toString()).isEqualTo("repacking: 100 B in 0:02" + System.lineSeparator());
+    }
 }

@@ -27,17 +27,19 @@ import org.powerinfer4j.engine.tensor.Tensor;
  */
 class DequantReferenceTest {
 
-    private static final Pattern ENTRY = Pattern.compile(
-            "\"reference/dequant/(rand-k-[a-z0-9_]+)\\.([^\"]+)\\.f32\"\\s*:\\s*\\{\\s*\"tensor\"\\s*:\\s*\"([^\"]+)\"\\s*,\\s*\"type\"\\s*:\\s*\"([A-Z0-9_]+)\"");
+    /** INDEX.json's keys: {@code reference/dequant/MODEL.STEM.f32}, the model a {@code rand-k-*} file of models/quantized. */
+    private static final Pattern DUMP = Pattern.compile("reference/dequant/(rand-k-[a-z0-9_]+)\\.(.+)\\.f32");
 
     @TestFactory
     List<DynamicTest> dequantizationMatchesGgufPyBitForBit() throws IOException {
-        String index = Files.readString(TestData.file("reference/dequant/INDEX.json"));
-        Matcher m = ENTRY.matcher(index);
+        com.fasterxml.jackson.databind.JsonNode index = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(Files.readString(TestData.file("reference/dequant/INDEX.json")));
         List<DynamicTest> tests = new ArrayList<>();
-        while (m.find()) {
-            String model = m.group(1), stem = m.group(2), tensor = m.group(3);
-            GGMLType type = GGMLType.valueOf(m.group(4));
+        for (var entry : index.properties()) {
+            Matcher m = DUMP.matcher(entry.getKey());
+            if (!m.matches()) continue;
+            String model = m.group(1), stem = m.group(2), tensor = entry.getValue().get("tensor").asText();
+            GGMLType type = GGMLType.valueOf(entry.getValue().get("type").asText());
             Path dump = TestData.file("reference/dequant/" + model + "." + stem + ".f32");
             Path gguf = TestData.file("models/quantized/" + model + ".gguf");
             tests.add(DynamicTest.dynamicTest(model + " " + tensor, () -> check(gguf, tensor, type, dump)));

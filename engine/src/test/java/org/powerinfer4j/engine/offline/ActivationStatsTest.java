@@ -128,4 +128,19 @@ class ActivationStatsTest {
         body.put(b);
         Files.write(p, b.array());
     }
+
+    /** JSON goes through Jackson; what is wrong with a file is one line naming it. */
+    @Test
+    void badJsonIsOneLineError() throws IOException {
+        Path broken = dir.resolve("broken.json"), shapeless = dir.resolve("shapeless.json"), ok = dir.resolve("ok.json");
+        Files.writeString(broken, "{\"layers\": [ {\"counts\": [1, 2,");
+        Files.writeString(shapeless, "{\"layers\": [ {\"counts\": \"many\"} ]}");
+        Files.writeString(ok, "{\"n_tokens\": 4, \"layers\": [ {\"layer\": 1, \"counts\": [0, 4]}, {\"layer\": 0, \"counts\": [2, 1]} ]}");
+        assertThatThrownBy(() -> ActivationStats.read(broken)).isInstanceOf(IOException.class).hasMessageStartingWith("broken.json: ")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+        assertThatThrownBy(() -> ActivationStats.read(shapeless)).hasMessage("shapeless.json: each layer needs a \"counts\" array");
+        ActivationStats s = ActivationStats.read(ok);
+        assertThat(s.tokens()).isEqualTo(4);
+        assertThat(s.layers()).isEqualTo(2);
+    }
 }
