@@ -38,7 +38,7 @@ public abstract class PowerInferBuilder<B extends PowerInferBuilder<B>> {
     PowerInferBuilder() {}
 
     @SuppressWarnings("unchecked")
-    private B self() {
+    final B self() {
         return (B) this;
     }
 

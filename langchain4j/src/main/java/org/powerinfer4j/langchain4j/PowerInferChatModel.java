@@ -1,10 +1,8 @@
 package org.powerinfer4j.langchain4j;
 
-import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import java.util.List;
 import org.powerinfer4j.engine.api.Model;
@@ -25,13 +23,9 @@ import org.powerinfer4j.engine.api.Model;
  * <p>Thread-safe: each call runs in its own engine session, and concurrent calls share the model as the engine's
  * sessions do (see {@link Model}). Closing it closes the model only when it was opened from {@code modelPath}.
  */
-public final class PowerInferChatModel implements ChatModel, AutoCloseable {
-    private final InProcessGenerator generator;
-    private final List<ChatModelListener> listeners;
-
+public final class PowerInferChatModel extends InProcessModel.Chat implements ChatModel {
     private PowerInferChatModel(InProcessGenerator generator, List<ChatModelListener> listeners) {
-        this.generator = generator;
-        this.listeners = listeners;
+        super(generator, listeners);
     }
 
     public static Builder builder() {
@@ -42,45 +36,12 @@ public final class PowerInferChatModel implements ChatModel, AutoCloseable {
     public ChatResponse doChat(ChatRequest request) {
         EngineRequest call = EngineRequest.translate(request, generator);
         InProcessGenerator.Generation g = generator.generate(generator.chatPrompt(call.messages()), call.params(), call.stopSequences(), text -> {});
-        return ChatResponse.builder()
-                .aiMessage(AiMessage.from(g.text()))
-                .modelName(generator.modelName())
-                .tokenUsage(g.tokenUsage())
-                .finishReason(g.finishReason())
-                .build();
-    }
-
-    @Override
-    public ChatRequestParameters defaultRequestParameters() {
-        return generator.defaults().asChatParameters(generator.modelName());
-    }
-
-    @Override
-    public List<ChatModelListener> listeners() {
-        return listeners;
-    }
-
-    /** The engine model this chat model runs on. */
-    public Model model() {
-        return generator.model();
-    }
-
-    @Override
-    public void close() {
-        generator.close();
+        return response(g);
     }
 
     /** Builds a {@link PowerInferChatModel}; the settings are {@link PowerInferBuilder}'s plus LangChain4j listeners. */
-    public static final class Builder extends PowerInferBuilder<Builder> {
-        private List<ChatModelListener> listeners = List.of();
-
+    public static final class Builder extends InProcessModel.Chat.Builder<Builder> {
         private Builder() {}
-
-        /** Observers of every request, response and error (LangChain4j's observability hook). */
-        public Builder listeners(List<ChatModelListener> listeners) {
-            this.listeners = listeners == null ? List.of() : List.copyOf(listeners);
-            return this;
-        }
 
         public PowerInferChatModel build() {
             return new PowerInferChatModel(generator(), listeners);

@@ -10,11 +10,9 @@ import org.powerinfer4j.engine.api.Model;
  * settings; the response carries the token usage and the finish reason (STOP at end of generation or a stop
  * sequence, LENGTH at the token limit or a full context). Thread-safe like {@link PowerInferChatModel}.
  */
-public final class PowerInferLanguageModel implements LanguageModel, AutoCloseable {
-    private final InProcessGenerator generator;
-
+public final class PowerInferLanguageModel extends InProcessModel implements LanguageModel {
     private PowerInferLanguageModel(InProcessGenerator generator) {
-        this.generator = generator;
+        super(generator);
     }
 
     public static Builder builder() {
@@ -23,21 +21,8 @@ public final class PowerInferLanguageModel implements LanguageModel, AutoCloseab
 
     @Override
     public Response<String> generate(String prompt) {
-        if (prompt == null) throw new IllegalArgumentException("the prompt is null");
-        GenerationDefaults d = generator.defaults();
-        InProcessGenerator.Generation g = generator.generate(generator.textPrompt(prompt),
-                d.params(null, null, null, null, generator.nextSeed()), d.stops(null), text -> {});
+        InProcessGenerator.Generation g = complete(prompt, text -> {});
         return Response.from(g.text(), g.tokenUsage(), g.finishReason());
-    }
-
-    /** The engine model this language model runs on. */
-    public Model model() {
-        return generator.model();
-    }
-
-    @Override
-    public void close() {
-        generator.close();
     }
 
     /** Builds a {@link PowerInferLanguageModel} from {@link PowerInferBuilder}'s settings. */

@@ -1,10 +1,8 @@
 package org.powerinfer4j.langchain4j;
 
-import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.PartialResponse;
 import dev.langchain4j.model.chat.response.PartialResponseContext;
@@ -25,13 +23,9 @@ import org.powerinfer4j.engine.api.Model;
  * {@code onError} and no {@code onCompleteResponse}. {@link StreamingHandle#cancel()} (from the partial response's
  * context) stops the generation at the next token, after which no callback is made.
  */
-public final class PowerInferStreamingChatModel implements StreamingChatModel, AutoCloseable {
-    private final InProcessGenerator generator;
-    private final List<ChatModelListener> listeners;
-
+public final class PowerInferStreamingChatModel extends InProcessModel.Chat implements StreamingChatModel {
     private PowerInferStreamingChatModel(InProcessGenerator generator, List<ChatModelListener> listeners) {
-        this.generator = generator;
-        this.listeners = listeners;
+        super(generator, listeners);
     }
 
     public static Builder builder() {
@@ -62,12 +56,7 @@ public final class PowerInferStreamingChatModel implements StreamingChatModel, A
             return;
         }
         if (g.cancelled()) return;
-        ChatResponse response = ChatResponse.builder()
-                .aiMessage(AiMessage.from(g.text()))
-                .modelName(generator.modelName())
-                .tokenUsage(g.tokenUsage())
-                .finishReason(g.finishReason())
-                .build();
+        ChatResponse response = response(g);
         try {
             handler.onCompleteResponse(response);
         } catch (RuntimeException e) {
@@ -90,37 +79,9 @@ public final class PowerInferStreamingChatModel implements StreamingChatModel, A
         }
     }
 
-    @Override
-    public ChatRequestParameters defaultRequestParameters() {
-        return generator.defaults().asChatParameters(generator.modelName());
-    }
-
-    @Override
-    public List<ChatModelListener> listeners() {
-        return listeners;
-    }
-
-    /** The engine model this chat model runs on. */
-    public Model model() {
-        return generator.model();
-    }
-
-    @Override
-    public void close() {
-        generator.close();
-    }
-
     /** Builds a {@link PowerInferStreamingChatModel}; the settings are {@link PowerInferBuilder}'s plus LangChain4j listeners. */
-    public static final class Builder extends PowerInferBuilder<Builder> {
-        private List<ChatModelListener> listeners = List.of();
-
+    public static final class Builder extends InProcessModel.Chat.Builder<Builder> {
         private Builder() {}
-
-        /** Observers of every request, response and error (LangChain4j's observability hook). */
-        public Builder listeners(List<ChatModelListener> listeners) {
-            this.listeners = listeners == null ? List.of() : List.copyOf(listeners);
-            return this;
-        }
 
         public PowerInferStreamingChatModel build() {
             return new PowerInferStreamingChatModel(generator(), listeners);

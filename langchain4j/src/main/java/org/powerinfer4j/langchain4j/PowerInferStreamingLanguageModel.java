@@ -11,11 +11,9 @@ import org.powerinfer4j.engine.api.Model;
  * text, then {@code onComplete}. It runs on the calling thread; every failure ends the stream with one
  * {@code onError} and no {@code onComplete}.
  */
-public final class PowerInferStreamingLanguageModel implements StreamingLanguageModel, AutoCloseable {
-    private final InProcessGenerator generator;
-
+public final class PowerInferStreamingLanguageModel extends InProcessModel implements StreamingLanguageModel {
     private PowerInferStreamingLanguageModel(InProcessGenerator generator) {
-        this.generator = generator;
+        super(generator);
     }
 
     public static Builder builder() {
@@ -26,10 +24,7 @@ public final class PowerInferStreamingLanguageModel implements StreamingLanguage
     public void generate(String prompt, StreamingResponseHandler<String> handler) {
         InProcessGenerator.Generation g;
         try {
-            if (prompt == null) throw new IllegalArgumentException("the prompt is null");
-            GenerationDefaults d = generator.defaults();
-            g = generator.generate(generator.textPrompt(prompt), d.params(null, null, null, null, generator.nextSeed()), d.stops(null),
-                    handler::onNext);
+            g = complete(prompt, handler::onNext);
         } catch (RuntimeException | Error e) {
             handler.onError(e);
             return;
@@ -39,16 +34,6 @@ public final class PowerInferStreamingLanguageModel implements StreamingLanguage
         } catch (RuntimeException e) {
             handler.onError(e);
         }
-    }
-
-    /** The engine model this language model runs on. */
-    public Model model() {
-        return generator.model();
-    }
-
-    @Override
-    public void close() {
-        generator.close();
     }
 
     /** Builds a {@link PowerInferStreamingLanguageModel} from {@link PowerInferBuilder}'s settings. */
