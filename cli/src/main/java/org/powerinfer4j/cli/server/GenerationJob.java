@@ -26,7 +26,8 @@ final class GenerationJob {
     record Text(String text, List<LogProbs.Entry> logprobs) implements Event {}
 
     /** @param finishReason OpenAI's {@code stop} or {@code length} */
-    record Done(String finishReason, int promptTokens, int completionTokens) implements Event {}
+    /** {@code cachedTokens}: prompt tokens taken from a cache instead of evaluated (OpenAI's {@code prompt_tokens_details.cached_tokens}). */
+    record Done(String finishReason, int promptTokens, int completionTokens, int cachedTokens) implements Event {}
 
     record Failed(ApiException error) implements Event {}
 
@@ -101,11 +102,18 @@ final class GenerationJob {
         pendingLogprobs.clear();
     }
 
+    private int cachedTokens;
+
+    /** Prompt tokens this job did not evaluate (the slot's or another slot's cache held them). */
+    void cachedTokens(int n) {
+        cachedTokens = n;
+    }
+
     void finish(GenerationResult result) {
         String rest = stops.flush();
         if (!rest.isEmpty()) emit(rest);
         String reason = stops.stopped() || result.stopReason().equals("eos") ? "stop" : "length";
-        events.add(new Done(reason, prompt.length, completionTokens));
+        events.add(new Done(reason, prompt.length, completionTokens, cachedTokens));
     }
 
     void fail(ApiException e) {

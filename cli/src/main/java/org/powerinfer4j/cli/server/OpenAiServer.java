@@ -404,7 +404,8 @@ public final class OpenAiServer implements AutoCloseable {
 
     private static ObjectNode usage(GenerationJob.Done d) {
         return JSON.createObjectNode().put("prompt_tokens", d.promptTokens()).put("completion_tokens", d.completionTokens())
-                .put("total_tokens", d.promptTokens() + d.completionTokens());
+                .put("total_tokens", d.promptTokens() + d.completionTokens())
+                .set("prompt_tokens_details", JSON.createObjectNode().put("cached_tokens", d.cachedTokens()));
     }
 
     private static void event(OutputStream out, JsonNode data) throws IOException {

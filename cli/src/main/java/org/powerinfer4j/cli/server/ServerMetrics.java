@@ -32,6 +32,8 @@ final class ServerMetrics {
                     .append(e.getValue().sum()).append('\n');
         }
         metric(b, "powerinfer4j_prompt_tokens_total", "counter", "Prompt tokens of the completions run.", s.promptTokens());
+        metric(b, "powerinfer4j_prompt_tokens_cached_total", "counter", "Prompt tokens taken from a KV cache instead of evaluated (--cache-prompt).", s.reusedPromptTokens());
+        metric(b, "powerinfer4j_prompt_tokens_shared_total", "counter", "Cached prompt tokens copied from another slot's KV cache.", s.sharedPromptTokens());
         metric(b, "powerinfer4j_generated_tokens_total", "counter", "Tokens generated.", s.generatedTokens());
         metric(b, "powerinfer4j_draft_tokens_total", "counter", "Draft tokens speculative decoding proposed.", s.draftedTokens());
         metric(b, "powerinfer4j_draft_accepted_tokens_total", "counter", "Draft tokens the model accepted.", s.acceptedTokens());

@@ -34,8 +34,10 @@ final class SlotScheduler implements AutoCloseable {
     private final ArrayDeque<GenerationJob> pending = new ArrayDeque<>();
     private final int maxQueue;
     private final boolean cachePrompt;
+    private final boolean hostKv;   // prefixes can be copied between slots (no device KV caches)
     private final AtomicLong completed = new AtomicLong(), cancelled = new AtomicLong();
     private final AtomicLong promptTokens = new AtomicLong(), generatedTokens = new AtomicLong();
+    private final AtomicLong reusedPromptTokens = new AtomicLong(), sharedPromptTokens = new AtomicLong();
     private final AtomicLong draftedTokens = new AtomicLong(), acceptedTokens = new AtomicLong();
     private boolean closed;
 
@@ -44,6 +46,7 @@ final class SlotScheduler implements AutoCloseable {
         if (maxQueue < 0) throw new IllegalArgumentException("--queue must be >= 0, is " + maxQueue);
         this.maxQueue = maxQueue;
         this.cachePrompt = cachePrompt;
+        this.hostKv = model.hostKvCache();
         try {
             for (int i = 0; i < parallel; i++) slots.add(new Slot(i, model.newSession()));
         } catch (RuntimeException | OutOfMemoryError e) {
@@ -118,13 +121,14 @@ final class SlotScheduler implements AutoCloseable {
      * @param draftedTokens   draft tokens speculative decoding proposed for them ({@code serve --lookup} / {@code -md})
      * @param acceptedTokens  of those, the ones the model accepted
      */
+    /** {@code reusedPromptTokens}: prompt tokens not evaluated (cached); {@code sharedPromptTokens}: of those, copied from another slot. */
     record Stats(int slots, int idle, int queued, long completed, long cancelled, long promptTokens, long generatedTokens, long draftedTokens,
-                 long acceptedTokens) {}
+                 long acceptedTokens, long reusedPromptTokens, long sharedPromptTokens) {}
 
     Stats stats() {
         synchronized (lock) {
             return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get(), promptTokens.get(), generatedTokens.get(),
-                    draftedTokens.get(), acceptedTokens.get());
+                    draftedTokens.get(), acceptedTokens.get(), reusedPromptTokens.get(), sharedPromptTokens.get());
         }
     }
 
@@ -157,10 +161,59 @@ final class SlotScheduler implements AutoCloseable {
         }
     }
 
+    /**
+     * Shortest prefix worth copying from another slot ({@link #adoptFromOtherSlot}); below it the copy's bookkeeping
+     * is about what evaluating the tokens costs.
+     */
+    static final int MIN_SHARED_PREFIX = 16;
+
+    /**
+     * With {@code cachePrompt}: before evaluating a prompt, take the longest prefix of it that another slot has
+     * evaluated (a shared system prompt, an earlier turn served elsewhere) from that slot's cache instead of
+     * evaluating it again. A slot advertises the tokens whose cache rows are final ({@link Slot#stable}) and
+     * shrinks that only under its write lock, before it overwrites them; the copy holds the donor's read lock.
+     * Returns the tokens taken.
+     */
+    private int adoptFromOtherSlot(Slot slot, int[] prompt, int own) {
+        if (!hostKv) return 0;
+        int limit = prompt.length - 1;   // the last prompt token is always evaluated: its logits start the generation
+        Slot best = null;
+        int bestLen = Math.max(own, 0) + MIN_SHARED_PREFIX - 1;
+        for (Slot s : slots) {
+            if (s == slot) continue;
+            int len = Math.min(limit, commonPrefix(s.stable, prompt));
+            if (len > bestLen) {
+                best = s;
+                bestLen = len;
+            }
+        }
+        if (best == null) return 0;
+        best.prefixLock.readLock().lock();
+        try {
+            int len = Math.min(limit, commonPrefix(best.stable, prompt));   // it may have shrunk meanwhile
+            if (len < own + MIN_SHARED_PREFIX) return 0;
+            slot.session.rollback(own);
+            slot.session.adoptPrefix(best.session, prompt, len);
+            return len - own;
+        } finally {
+            best.prefixLock.readLock().unlock();
+        }
+    }
+
+    private static int commonPrefix(int[] a, int[] b) {
+        int n = 0, max = Math.min(a.length, b.length);
+        while (n < max && a[n] == b[n]) n++;
+        return n;
+    }
+
     private final class Slot {
         final int index;
         final Session session;
         final Thread thread;
+        /** Tokens whose rows in this slot's cache are final (cachePrompt), read by other slots without a lock. */
+        volatile int[] stable = new int[0];
+        /** Held to read {@link #stable}'s rows from another slot; held for writing to shrink it. */
+        final java.util.concurrent.locks.ReentrantReadWriteLock prefixLock = new java.util.concurrent.locks.ReentrantReadWriteLock();
         // written by the slot thread, read by /slots and /metrics (the session itself is the slot thread's only)
         volatile boolean busy;
         volatile int cached;
@@ -213,8 +266,23 @@ final class SlotScheduler implements AutoCloseable {
             }
             GenerationResult result;
             busy = true;
+            int adopted = 0;
             try {
-                if (!cachePrompt) session.reset();
+                if (!cachePrompt) {
+                    session.reset();
+                } else {
+                    // rows past the kept prefix are about to be overwritten: stop advertising them first
+                    int own = Math.min(commonPrefix(job.prompt), Math.max(0, job.prompt.length - 1));
+                    prefixLock.writeLock().lock();
+                    try {
+                        stable = java.util.Arrays.copyOf(job.prompt, own);
+                        session.rollback(Math.min(session.position(), own));
+                    } finally {
+                        prefixLock.writeLock().unlock();
+                    }
+                    adopted = adoptFromOtherSlot(this, job.prompt, own);
+                }
+                boolean[] published = {false};
                 result = session.complete(job.prompt, job.params, new TokenListener() {
                     @Override
                     public boolean onToken(int id, String piece) {
@@ -224,9 +292,14 @@ final class SlotScheduler implements AutoCloseable {
                     @Override
                     public boolean onToken(int id, String piece, float[] logits) {
                         cached = session.position();
+                        if (cachePrompt && !published[0]) {   // the prompt's rows are written: others may copy them
+                            stable = job.prompt.clone();
+                            published[0] = true;
+                        }
                         return job.onToken(id, piece, logits);   // the session's logits stay put until it resumes
                     }
                 });
+                if (cachePrompt) stable = session.tokens();   // every fed token's row is final now
             } catch (ModelException | IllegalArgumentException e) {
                 session.reset();
                 job.fail(ApiException.invalid(e.getMessage(), null));
@@ -241,6 +314,9 @@ final class SlotScheduler implements AutoCloseable {
                 busy = false;
             }
             promptTokens.addAndGet(job.prompt.length);
+            reusedPromptTokens.addAndGet(job.prompt.length - result.promptTokens().length);
+            sharedPromptTokens.addAndGet(adopted);
+            job.cachedTokens(job.prompt.length - result.promptTokens().length);
             generatedTokens.addAndGet(job.completionTokens());
             draftedTokens.addAndGet(result.draftedTokens());
             acceptedTokens.addAndGet(result.acceptedTokens());

@@ -247,6 +247,9 @@ public final class Model implements AutoCloseable {
 
     /** Layers on the GPU: whole ({@code -ngl}, dense) or attention blocks (hybrid predict mode); null when none. */
     public GpuLayers gpuLayers() { return gpuLayers; }
+
+    /** Whether every layer's KV cache lives in the sessions' host memory (no device layers), so prefixes can be shared ({@link Session#adoptPrefix}). */
+    public boolean hostKvCache() { return gpuLayers == null; }
     /** Activation statistics (null for dense SwiGLU models without {@code sparseStats}). */
     public SparsityStats sparsityStats() { return stats; }
 

@@ -61,6 +61,27 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * Takes positions {@code [position(), upTo)} of the cache from {@code donor} instead of evaluating them: the
+     * donor holds {@code tokens[0..upTo)} (its own cached conversation starts with them) and this session agrees
+     * with them up to its current position. Prompt caching across sessions — a system prompt or an earlier turn
+     * another slot has evaluated is not evaluated again. The donor's rows in that range must not change during the
+     * call (it may append beyond them). Only for models whose KV cache is on the host (no {@code -ngl} layers):
+     * {@link Model#hostKvCache()}. The copied rows were computed in the donor's batches, so later logits are within
+     * rounding of an evaluation here, not bit-identical.
+     */
+    public void adoptPrefix(Session donor, int[] tokens, int upTo) {
+        if (donor.model != model) throw new IllegalArgumentException("the donor session belongs to another model");
+        if (!model.hostKvCache()) throw new IllegalStateException("this model keeps KV caches on the device; prefixes cannot be copied between sessions");
+        if (upTo > tokens.length || upTo > contextLength || upTo > donor.contextLength)
+            throw new IllegalArgumentException("prefix of " + upTo + " tokens does not fit");
+        if (upTo <= position) return;
+        state.kv().copyRows(donor.state.kv(), position, upTo);
+        tokenBuffer(upTo);
+        System.arraycopy(tokens, position, this.tokens, position, upTo - position);
+        position = upTo;
+    }
+
+    /**
      * Feeds tokens in one batched pass and returns the logits after each: row {@code i} ({@code ids.length × vocab},
      * row-major) follows {@code ids[i]}. On dense CPU models every row is bit-identical to feeding the tokens one
      * by one; elsewhere the prefill kernels' rounding differs slightly.

@@ -77,6 +77,25 @@ public final class KVCache implements AutoCloseable {
     }
 
     /**
+     * Copies positions {@code [from, to)} of every layer's keys and values from {@code src} (a cache of the same
+     * model: layers, width and type), for a prompt prefix another session has already evaluated. The caller keeps
+     * {@code src}'s rows in that range unchanged meanwhile.
+     */
+    public void copyRows(KVCache src, int from, int to) {
+        if (src.layers != layers || src.kvDim != kvDim || src.type != type)
+            throw new IllegalArgumentException("KV caches of different shapes: " + src.layers + "×" + src.kvDim + " " + src.type + " vs " + layers + "×" + kvDim + " " + type);
+        if (from < 0 || from > to || to > Math.min(contextLength, src.contextLength))
+            throw new IllegalArgumentException("rows " + from + ".." + to + " are outside the caches (" + src.contextLength + ", " + contextLength + " positions)");
+        if (from == to) return;
+        long bytes = (to - from) * rowBytes;
+        for (int l = 0; l < layers; l++) {
+            MemorySegment.copy(src.keys, src.offset(l, from), keys, offset(l, from), bytes);
+            MemorySegment.copy(src.values, src.offset(l, from), values, offset(l, from), bytes);
+        }
+        if (src.nonFinite) nonFinite = true;   // conservative: the copied rows may hold an Inf
+    }
+
+    /**
      * Whether any stored F16 key or value is Inf or NaN (an activation beyond F16's range). Until one is, attention
      * may use the fast finite-only half conversions ({@code FloatKernels.dotF16x4}, {@code axpyF16x4}).
      */

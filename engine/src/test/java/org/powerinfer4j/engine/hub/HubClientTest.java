@@ -232,14 +232,14 @@ class HubClientTest {
     }
 
     @Test
-    void notFoundNamesTheFileAndLeavesNothingBehind() {
+    void notFoundNamesTheFileAndLeavesNothingBehind() throws InterruptedException {
         assertThatThrownBy(() -> {
             try (HubClient c = client(3, null)) {
                 c.pull(new ModelRef(HubTestServer.REPO, "missing.gguf", "main"), cache, ProgressListener.NONE);
             }
         }).isInstanceOf(HubException.class).hasMessage("not found: " + HubTestServer.REPO + "/missing.gguf");
         assertThat(ModelCache.partPath(cache.pathOf(HubTestServer.REPO, "missing.gguf"))).doesNotExist();
-        assertThat(server.requests).hasSize(1); // a 404 is final, not retried
+        assertThat(server.awaitRequests(1)).hasSize(1); // a 404 is final, not retried
     }
 
     @Test

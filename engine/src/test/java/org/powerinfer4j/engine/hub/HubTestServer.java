@@ -87,6 +87,16 @@ final class HubTestServer implements AutoCloseable {
         return "\"cdn-" + sha256(data).substring(0, 20) + "\"";
     }
 
+    /**
+     * The recorded requests once at least {@code n} are there (at most 5 s): a request is recorded after its
+     * response is sent, so a client can have its answer before the server thread has written the record.
+     */
+    List<Request> awaitRequests(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (requests.size() < n && System.nanoTime() < deadline) Thread.sleep(5);
+        return requests;
+    }
+
     List<Request> requestsTo(String prefix) {
         return requests.stream().filter(r -> r.path().startsWith(prefix)).toList();
     }
