@@ -41,6 +41,8 @@ class SparseReferenceTest {
             "stories260K-relu.powerinfer.gguf, predict, 0, sparse_predictor_thr0, 2",
             "stories260K-relu.powerinfer.gguf, predict, 1, sparse_predictor_thr1, 1",
             "stories260K-relu.powerinfer.gguf, predict, 1, sparse_predictor_thr1, 2",
+            // threshold −∞: the predictor selects every neuron, so predict is the dense model (issue #15)
+            "stories260K-relu.powerinfer.gguf, predict, -Infinity, dense_relu, 2",
             "stories260K-relu.gguf, off, NaN, dense_relu, 2",
             "stories260K-relu.gguf, exact, NaN, dense_relu, 1",
             "stories260K-relu.gguf, exact, NaN, dense_relu, 2",
@@ -77,6 +79,23 @@ class SparseReferenceTest {
                                     .isCloseTo(t.get(2).asDouble(), within(1e-3));
                     }
                 }
+            }
+        }
+    }
+
+    /** Predict with every neuron selected (threshold −∞) computes what off computes, logit for logit. */
+    @org.junit.jupiter.api.Test
+    void predictAtMinusInfinityEqualsOff() throws Exception {
+        Path path = TestData.file("sparse/stories260K-relu.powerinfer.gguf");
+        ModelOptions base = ModelOptions.defaults().withKvCacheType(GGMLType.F32).withThreads(2).withContextLength(64).withActivation(FfnActivation.REGLU);
+        JsonNode p = ref.get("prompts").get(1);
+        int[] seq = concat(ints(p.get("prompt_ids")), ints(p.get("dense_relu").get("ids")));
+        try (Model off = Model.open(path, base.withSparseMode(SparseMode.OFF));
+             Model all = Model.open(path, base.withSparseMode(SparseMode.PREDICT).withSparseThreshold(Float.NEGATIVE_INFINITY));
+             Session a = off.newSession(); Session b = all.newSession()) {
+            for (int i = 0; i < 40; i++) {
+                float[] la = a.evaluate(seq[i]), lb = b.evaluate(seq[i]);
+                for (int v = 0; v < la.length; v++) assertThat(lb[v]).as("position %d token %d", i, v).isCloseTo(la[v], within(1e-5f));
             }
         }
     }
