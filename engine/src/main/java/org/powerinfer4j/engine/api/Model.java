@@ -138,7 +138,7 @@ public final class Model implements AutoCloseable {
             return new Model(f, c, w, tok, options, t0);
         } catch (RuntimeException e) {
             f.close();
-            throw e instanceof ModelException ? e : new ModelException(path.getFileName() + ": " + e.getMessage());
+            throw e instanceof ModelException ? e : new ModelException(path.getFileName() + ": " + e.getMessage(), e);
         }
     }
 
