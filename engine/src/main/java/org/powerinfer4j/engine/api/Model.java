@@ -80,13 +80,15 @@ public final class Model implements AutoCloseable {
         // kernels take (GpuLayers says which)
         GraphBuilder.build(config, weights);
         this.options = options;
+        int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
+        this.contextLength = Math.max(1, ctx);
+        // a -c too large for memory fails here, before the pool, the repack or any session allocates
+        org.powerinfer4j.engine.model.SessionMemory.requireFits(config, contextLength, options.batchSize(), options.threads(), options.kvCacheType());
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
         // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
         this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
         this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
-        int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
-        this.contextLength = Math.max(1, ctx);
         this.transformer = new Transformer(config, this.weights, feedForward());
         GpuOptions g = options.gpu();
         if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
