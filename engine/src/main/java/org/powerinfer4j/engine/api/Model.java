@@ -278,6 +278,14 @@ public final class Model implements AutoCloseable {
      * chunk ({@code -b} tokens) per turn, so other sessions' decode steps go between its chunks.
      */
     void forward(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
+        try {
+            forwardChunks(s, ids, startPos, wantLogits);
+        } catch (InternalError e) {
+            throw mappingFault(e);
+        }
+    }
+
+    private void forwardChunks(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
         if (ids.length == 1 && wantLogits && batcher != null) {
             batcher.decode(forwardLock, this::checkOpen, s, ids[0], startPos);
             return;
@@ -308,13 +316,31 @@ public final class Model implements AutoCloseable {
         try {
             checkOpen();
             transformer.forwardAllLogits(pool, s, ids, 0, ids.length, startPos, allLogits, exact);
+        } catch (InternalError e) {
+            throw mappingFault(e);
         } finally {
             forwardLock.unlock();
         }
     }
 
+    /** Before every pass: the model is open and its file is still whole (a truncated mapping would fault mid-pass). */
     private void checkOpen() {
         if (closed) throw new IllegalStateException("the model is closed");
+        long now = file.shrunkTo();
+        if (now >= 0) throw fileChanged(now);
+    }
+
+    private ModelException fileChanged(long now) {
+        return new ModelException(file.path().getFileName() + " was truncated or rewritten on disk while loaded (" + file.fileSize()
+                + " bytes mapped, " + (now >= 0 ? now + " now" : "its pages no longer readable")
+                + "): reopen it; replace model files by renaming a new file over them, not by writing into them");
+    }
+
+    /** A fault reading the mapping (the file changed during a pass, on a scalar path) becomes that one-line error. */
+    private RuntimeException mappingFault(InternalError e) {
+        if (e.getMessage() == null || !e.getMessage().contains("unsafe memory access")) throw e;
+        long now = file.shrunkTo();
+        return fileChanged(now);
     }
 
     /** Decode steps run through batched passes and the passes they took, since the model was opened. */
