@@ -86,25 +86,38 @@ public final class Model implements AutoCloseable {
         org.powerinfer4j.engine.model.SessionMemory.requireFits(config, contextLength, options.batchSize(), options.threads(), options.kvCacheType());
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
-        // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
-        this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
-        this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
-        this.transformer = new Transformer(config, this.weights, feedForward());
-        GpuOptions g = options.gpu();
-        if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
-            options.listener().message("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
-        if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
-            if (sparseMode != SparseMode.OFF)
-                options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
-                        + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
-            else {
-                gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.listener()::message);
+        try {
+            // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
+            this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
+            this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
+            this.transformer = new Transformer(config, this.weights, feedForward());
+            GpuOptions g = options.gpu();
+            if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
+                options.listener().message("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
+            if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
+                if (sparseMode != SparseMode.OFF)
+                    options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
+                            + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
+                else {
+                    gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.listener()::message);
+                }
             }
+            if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
+            // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
+            this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
+                    ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
+        } catch (RuntimeException | Error e) {
+            // a load that fails here (a GPU that cannot be used, a layer the device refuses) leaves no worker threads,
+            // device memory or repacked copy behind; Model.open closes the file
+            RuntimeException first = closing(pool::close, null);
+            if (hybrid != null) first = closing(hybrid::close, first);
+            if (gpuLayers != null) first = closing(gpuLayers::close, first);
+            if (sharedGpu != null) first = closing(sharedGpu::close, first);
+            if (transposedDown != null) first = closing(transposedDown::close, first);
+            first = closing(repackArena::close, first);
+            if (first != null) e.addSuppressed(first);
+            throw e;
         }
-        if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
-        // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
-        this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
-                ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
@@ -141,6 +154,9 @@ public final class Model implements AutoCloseable {
         } catch (RuntimeException e) {
             f.close();
             throw e instanceof ModelException ? e : new ModelException(path.getFileName() + ": " + e.getMessage(), e);
+        } catch (Error e) {
+            f.close();
+            throw e;
         }
     }
 

@@ -36,11 +36,23 @@ public final class SessionMemory {
                     + " layers × " + c.kvDim() + " " + kvType + " keys and values per token), but only " + gib(nativeFree)
                     + " of memory is available: lower -c");
         long heap = heapBytes(c, contextLength, maxBatch, threads);
-        Runtime rt = Runtime.getRuntime();
-        long heapFree = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+        long heapFree = Runtime.getRuntime().maxMemory() - liveHeapBytes();
         if (heap > heapFree)
             throw new ModelException("a context of " + contextLength + " tokens needs " + gib(heap) + " of Java heap for attention scores ("
                     + threads + " threads) and activations, but only " + gib(heapFree) + " is free: lower -c or -t, or raise -Xmx");
+    }
+
+    /**
+     * The heap still in use after the last collection (garbage since then is not a shortage: the allocation would
+     * collect it); 0 before the first collection.
+     */
+    static long liveHeapBytes() {
+        long live = 0;
+        for (var pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            var after = pool.getType() == java.lang.management.MemoryType.HEAP ? pool.getCollectionUsage() : null;
+            if (after != null) live += after.getUsed();
+        }
+        return live;
     }
 
     /**
