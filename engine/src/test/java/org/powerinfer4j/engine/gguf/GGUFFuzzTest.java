@@ -25,7 +25,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.api.Model;
-import org.powerinfer4j.engine.api.ModelListener;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.api.Session;
 import org.powerinfer4j.engine.model.ModelException;
@@ -61,7 +60,12 @@ class GGUFFuzzTest {
             "vocab/ggml-vocab-deepseek-coder.gguf"};
 
     static final ModelOptions OPTIONS = ModelOptions.defaults().withThreads(1).withContextLength(8).withBatchSize(4)
-            .withListener(ModelListener.SILENT);
+            .withListener(GGUFFuzzTest::noteIsOneLine);
+
+    /** Notes and warnings may quote the file too (names, values): they must stay one line as well. */
+    private static void noteIsOneLine(String line) {
+        if (line == null || line.isBlank() || line.contains("\n") || line.contains("\r")) throw new AssertionError("not a one-line note: " + line);
+    }
 
     record Seed(String name, byte[] bytes, GGUFLayout layout) {}
 
