@@ -132,6 +132,18 @@ class CliTest {
         assertThat(r.err().strip()).startsWith("error: prompt too long").doesNotContain("\n");
     }
 
+    /** 2^30 positions of stories260K's KV cache are 640 GiB: refused before anything is allocated, saying so (#17). */
+    @Test
+    void contextLargerThanMemoryIsOneLineErrorBeforeAllocating() {
+        long t0 = System.nanoTime();
+        Result r = run("generate", "-m", STORIES, "-p", "Once", "-n", "4", "-c", String.valueOf(1 << 30), "-t", "2");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err().strip()).startsWith("error: ").doesNotContain("\n")
+                .contains("1073741824 tokens needs 640.0 GiB for its KV cache").containsPattern("only \\d+\\.\\d GiB of memory is available");
+        assertThat((System.nanoTime() - t0) / 1_000_000).as("ms: nothing was zeroed").isLessThan(10_000);
+    }
+
     @Test
     void unsupportedTensorTypeIsOneLineError(@TempDir Path dir) throws Exception {
         // stories260K with its first matrix relabelled as Q8_1 (no kernel): same bytes per row count is not needed,

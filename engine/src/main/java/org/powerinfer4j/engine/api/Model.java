@@ -80,29 +80,44 @@ public final class Model implements AutoCloseable {
         // kernels take (GpuLayers says which)
         GraphBuilder.build(config, weights);
         this.options = options;
-        this.sparseMode = chooseSparseMode(config, weights, options);
-        this.pool = new WorkerPool(options.threads());
-        // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
-        this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
-        this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
         int ctx = options.contextLength() > 0 ? options.contextLength() : Math.min(config.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = Math.max(1, ctx);
-        this.transformer = new Transformer(config, this.weights, feedForward());
-        GpuOptions g = options.gpu();
-        if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
-            options.listener().message("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
-        if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
-            if (sparseMode != SparseMode.OFF)
-                options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
-                        + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
-            else {
-                gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.listener()::message);
+        // a -c too large for memory fails here, before the pool, the repack or any session allocates
+        org.powerinfer4j.engine.model.SessionMemory.requireFits(config, contextLength, options.batchSize(), options.threads(), options.kvCacheType());
+        this.sparseMode = chooseSparseMode(config, weights, options);
+        this.pool = new WorkerPool(options.threads());
+        try {
+            // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
+            this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
+            this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
+            this.transformer = new Transformer(config, this.weights, feedForward());
+            GpuOptions g = options.gpu();
+            if (g.enabled() && sparseMode == SparseMode.OFF && g.gpuLayers() == 0 && !g.hasBudget())
+                options.listener().message("note: --gpu on a dense FFN moves whole layers: pass -ngl N or --vram-budget GiB; everything runs on the CPU");
+            if (g.enabled() && (g.gpuLayers() > 0 || (g.hasBudget() && g.gpuIndex() == null && sparseMode == SparseMode.OFF))) {
+                if (sparseMode != SparseMode.OFF)
+                    options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
+                            + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
+                else {
+                    gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.listener()::message);
+                }
             }
+            if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
+            // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
+            this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
+                    ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
+        } catch (RuntimeException | Error e) {
+            // a load that fails here (a GPU that cannot be used, a layer the device refuses) leaves no worker threads,
+            // device memory or repacked copy behind; Model.open closes the file
+            RuntimeException first = closing(pool::close, null);
+            if (hybrid != null) first = closing(hybrid::close, first);
+            if (gpuLayers != null) first = closing(gpuLayers::close, first);
+            if (sharedGpu != null) first = closing(sharedGpu::close, first);
+            if (transposedDown != null) first = closing(transposedDown::close, first);
+            first = closing(repackArena::close, first);
+            if (first != null) e.addSuppressed(first);
+            throw e;
         }
-        if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
-        // decode steps of concurrent sessions share passes where every product has a per-token form (dense CPU layers)
-        this.batcher = options.batchSequences() && transformer.supportsSequenceBatches()
-                ? new DecodeBatcher(transformer, config, pool, contextLength, options.decodeBatching() == DecodeBatching.EXACT) : null;
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
@@ -138,7 +153,10 @@ public final class Model implements AutoCloseable {
             return new Model(f, c, w, tok, options, t0);
         } catch (RuntimeException e) {
             f.close();
-            throw e instanceof ModelException ? e : new ModelException(path.getFileName() + ": " + e.getMessage());
+            throw e instanceof ModelException ? e : new ModelException(path.getFileName() + ": " + e.getMessage(), e);
+        } catch (Error e) {
+            f.close();
+            throw e;
         }
     }
 
@@ -279,6 +297,14 @@ public final class Model implements AutoCloseable {
      * chunk ({@code -b} tokens) per turn, so other sessions' decode steps go between its chunks.
      */
     void forward(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
+        try {
+            forwardChunks(s, ids, startPos, wantLogits);
+        } catch (InternalError e) {
+            throw mappingFault(e);
+        }
+    }
+
+    private void forwardChunks(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
         if (ids.length == 1 && wantLogits && batcher != null) {
             batcher.decode(forwardLock, this::checkOpen, s, ids[0], startPos);
             return;
@@ -309,13 +335,31 @@ public final class Model implements AutoCloseable {
         try {
             checkOpen();
             transformer.forwardAllLogits(pool, s, ids, 0, ids.length, startPos, allLogits, exact);
+        } catch (InternalError e) {
+            throw mappingFault(e);
         } finally {
             forwardLock.unlock();
         }
     }
 
+    /** Before every pass: the model is open and its file is still whole (a truncated mapping would fault mid-pass). */
     private void checkOpen() {
         if (closed) throw new IllegalStateException("the model is closed");
+        long now = file.shrunkTo();
+        if (now >= 0) throw fileChanged(now);
+    }
+
+    private ModelException fileChanged(long now) {
+        return new ModelException(file.path().getFileName() + " was truncated or rewritten on disk while loaded (" + file.fileSize()
+                + " bytes mapped, " + (now >= 0 ? now + " now" : "its pages no longer readable")
+                + "): reopen it; replace model files by renaming a new file over them, not by writing into them");
+    }
+
+    /** A fault reading the mapping (the file changed during a pass, on a scalar path) becomes that one-line error. */
+    private RuntimeException mappingFault(InternalError e) {
+        if (e.getMessage() == null || !e.getMessage().contains("unsafe memory access")) throw e;
+        long now = file.shrunkTo();
+        return fileChanged(now);
     }
 
     /** Decode steps run through batched passes and the passes they took, since the model was opened. */

@@ -42,6 +42,8 @@ public final class GGUFFile implements AutoCloseable {
     private static final int MAX_ARRAY_NESTING = 8;
 
     private final Path path;
+    /** Kept open: its size is the mapped file's own (the same inode even after the path is renamed over). */
+    private final FileChannel channel;
     private final Arena arena;
     private final MemorySegment file;
     private final int magic;
@@ -51,9 +53,10 @@ public final class GGUFFile implements AutoCloseable {
     private final int alignment;
     private final long dataOffset;
 
-    private GGUFFile(Path path, Arena arena, MemorySegment file, int magic, int version,
+    private GGUFFile(Path path, FileChannel channel, Arena arena, MemorySegment file, int magic, int version,
                      Map<String, MetadataValue> metadata, Map<String, TensorInfo> tensors, int alignment, long dataOffset) {
         this.path = path;
+        this.channel = channel;
         this.arena = arena;
         this.file = file;
         this.magic = magic;
@@ -69,17 +72,19 @@ public final class GGUFFile implements AutoCloseable {
         // mapping a directory fails with the OS's "No such device"; say what is wrong instead
         if (java.nio.file.Files.isDirectory(path)) throw new IOException(path + " is a directory, not a GGUF file");
         Arena arena = Arena.ofShared();
+        FileChannel ch;
         try {
-            MemorySegment seg;
-            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-                seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
-            } catch (NoSuchFileException e) {
-                throw new NoSuchFileException(path.toString(), null, "no such file");
-            }
-            GGUFFile f = new Parser(path, seg).parse(arena);
-            return f;
+            ch = FileChannel.open(path, StandardOpenOption.READ);
+        } catch (NoSuchFileException e) {
+            arena.close();
+            throw new NoSuchFileException(path.toString(), null, "no such file");
+        }
+        try {
+            MemorySegment seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+            return new Parser(path, seg).parse(ch, arena);
         } catch (IOException | RuntimeException e) {
             arena.close();
+            ch.close();
             throw e;
         }
     }
@@ -194,9 +199,30 @@ public final class GGUFFile implements AutoCloseable {
         return file;
     }
 
+    /**
+     * The file's size on disk now, when it is smaller than the mapping (someone truncated or rewrote it in place since
+     * it was opened), else -1. Reading a mapped page past the new end faults (SIGBUS): scalar reads of the mapping
+     * then throw an {@link InternalError}, but the Vector API's compiled loads crash the JVM, so callers check this
+     * before a pass over the weights. One {@code fstat}; a file replaced by renaming a new one over its path is
+     * not affected (the mapping keeps the old file).
+     */
+    public long shrunkTo() {
+        try {
+            long now = channel.size();
+            return now < file.byteSize() ? now : -1;
+        } catch (IOException e) {
+            return -1;   // closed: the caller's own closed check reports that
+        }
+    }
+
     @Override
     public void close() {
         if (arena.scope().isAlive()) arena.close();
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // read-only: nothing was buffered to lose
+        }
     }
 
     /** Reads the header with bounds checks on every step. */
@@ -263,7 +289,7 @@ public final class GGUFFile implements AutoCloseable {
             return new String(b, StandardCharsets.UTF_8);
         }
 
-        GGUFFile parse(Arena arena) throws GGUFFormatException {
+        GGUFFile parse(FileChannel channel, Arena arena) throws GGUFFormatException {
             need(4, "magic");
             int magic = seg.get(I32, 0);
             if (magic != MAGIC_GGUF && magic != MAGIC_PWRI)
@@ -355,7 +381,7 @@ public final class GGUFFile implements AutoCloseable {
                                 ti.byteSize() + " bytes at data offset " + ti.offset() + " run past the end of the file (data section is " + dataSize + " bytes)");
                 }
             }
-            return new GGUFFile(path, arena, seg, magic, version, Collections.unmodifiableMap(metadata),
+            return new GGUFFile(path, channel, arena, seg, magic, version, Collections.unmodifiableMap(metadata),
                     Collections.unmodifiableMap(tensors), alignment, dataOffset);
         }
 

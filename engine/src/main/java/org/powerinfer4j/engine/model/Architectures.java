@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.model;
 import java.util.List;
 import java.util.Map;
 import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.gguf.GGUFFormatException;
 import org.powerinfer4j.engine.model.ArchParams.Family;
 import org.powerinfer4j.engine.model.ArchParams.Gating;
 import org.powerinfer4j.engine.model.ArchParams.RopeScaling;
@@ -43,7 +44,7 @@ public final class Architectures {
         if (arch == null) throw new ModelException(f.path().getFileName() + ": no general.architecture in metadata");
         Spec spec = SPECS.get(arch);
         if (spec == null)
-            throw new ModelException(f.path().getFileName() + ": unsupported architecture '" + arch + "' (supported: " + String.join(", ", SUPPORTED) + ")");
+            throw new ModelException(f.path().getFileName() + ": unsupported architecture '" + GGUFFormatException.printable(arch, 64) + "' (supported: " + String.join(", ", SUPPORTED) + ")");
         int dim = required(f, arch + ".embedding_length");
         int layers = required(f, arch + ".block_count");
         int heads = required(f, arch + ".attention.head_count");
@@ -123,7 +124,7 @@ public final class Architectures {
         float attnFactor = f.getFloat(arch + ".rope.scaling.attn_factor", 1f);
         switch (type) {
             case "none", "linear", "yarn" -> { }
-            default -> throw new ModelException(f.path().getFileName() + ": rope.scaling.type '" + type + "' is not supported (none, linear, yarn)");
+            default -> throw new ModelException(f.path().getFileName() + ": rope.scaling.type '" + GGUFFormatException.printable(type, 64) + "' is not supported (none, linear, yarn)");
         }
         if (factor <= 0f || type.equals("none")) return new RopeScaling("none", 1f, orig, betaFast, betaSlow, 0f, 1f);
         return new RopeScaling(type, factor, orig, betaFast, betaSlow, type.equals("yarn") ? 1f : 0f, attnFactor);

@@ -46,6 +46,7 @@ public final class InferenceState implements AutoCloseable {
 
     private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
                            boolean sequenceBatch, boolean perToken) {
+        if (!sequenceBatch) SessionMemory.requireFits(c, contextLength, maxBatch, threads, kvType);   // before any buffer
         this.maxBatch = maxBatch;
         this.perToken = sequenceBatch && perToken;
         this.tokenKv = sequenceBatch ? new KVCache[maxBatch] : null;

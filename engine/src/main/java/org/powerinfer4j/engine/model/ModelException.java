@@ -5,4 +5,9 @@ public class ModelException extends RuntimeException {
     public ModelException(String message) {
         super(message);
     }
+
+    /** A failure of another kind while loading, kept as the cause (the message is the user's one line). */
+    public ModelException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -46,14 +46,15 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
             if (pos != null && (pos.ne().length != 2 || pos.ne()[0] != c.dim()))
                 throw new ModelException("tensor 'position_embd.weight' has shape " + pos.shapeString() + ", expected [" + c.dim() + ", positions]");
             Tensor freqs = ropeFactors(f, c);
-            List<String> names = f.tensorNames();
+            List<Map<String, Tensor>> byLayer = tensorsByLayer(f);
+            // a corrupt block_count must not make the loader walk (and allocate) millions of empty layers
+            if (c.layers() > byLayer.size())
+                throw new ModelException(f.path().getFileName() + ": metadata block_count is " + c.layers() + ", but the file has tensors for "
+                        + byLayer.size() + (byLayer.isEmpty() ? " layers" : " layers (blk.0 .. blk." + (byLayer.size() - 1) + ")"));
             LayerWeights[] layers = new LayerWeights[c.layers()];
             for (int i = 0; i < c.layers(); i++) {
-                String p = "blk." + i + ".";
-                Map<String, Tensor> m = new LinkedHashMap<>();
-                for (String n : names)
-                    if (n.startsWith(p)) m.put(n.substring(p.length()), f.tensor(n));
-                split(m, c, p);
+                Map<String, Tensor> m = byLayer.get(i);
+                split(m, c, "blk." + i + ".");
                 layers[i] = new LayerWeights(m);
             }
             ModelWeights w = new ModelWeights(emb, outNorm, out, tied, layers, outNormBias, pos, freqs);
@@ -62,6 +63,31 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         } catch (GGUFFormatException e) {
             throw new ModelException(e.getMessage());
         }
+    }
+
+    /**
+     * The {@code blk.N.*} tensors by layer, names without the prefix, in file order; as many entries as the highest
+     * layer index present plus one (a layer without tensors is an empty map). One pass over the names.
+     */
+    private static List<Map<String, Tensor>> tensorsByLayer(GGUFFile f) throws GGUFFormatException {
+        List<Map<String, Tensor>> layers = new ArrayList<>();
+        List<String> names = f.tensorNames();
+        for (String n : names) {
+            if (!n.startsWith("blk.")) continue;
+            int dot = n.indexOf('.', 4);
+            if (dot < 0) continue;
+            int layer;
+            try {
+                layer = Integer.parseInt(n, 4, dot, 10);
+            } catch (NumberFormatException e) {
+                continue;   // not a layer tensor (nothing reads it)
+            }
+            // "blk.01." is not layer 1's; an index past the tensor count belongs to no layer the model can have
+            if (layer < 0 || layer >= names.size() || dot - 4 != Integer.toString(layer).length()) continue;
+            while (layers.size() <= layer) layers.add(new LinkedHashMap<>());
+            layers.get(layer).put(n.substring(dot + 1), f.tensor(n));
+        }
+        return layers;
     }
 
     /** Llama 3's {@code rope_freqs}, or Phi-3's long/short factors (long when the context exceeds the original). */

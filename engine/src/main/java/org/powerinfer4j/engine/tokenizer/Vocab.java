@@ -85,7 +85,7 @@ final class Vocab {
         Kind kind = switch (model) {
             case "llama" -> Kind.SPM;
             case "gpt2" -> Kind.BPE;
-            default -> throw new IllegalArgumentException("unsupported tokenizer model '" + model + "' in " + gguf.path()
+            default -> throw new IllegalArgumentException("unsupported tokenizer model '" + org.powerinfer4j.engine.gguf.GGUFFormatException.printable(model, 64) + "' in " + gguf.path()
                     + " (supported: llama = SentencePiece, gpt2 = byte-level BPE)");
         };
         String[] tokens = gguf.getArray("tokenizer.ggml.tokens", String[].class);
