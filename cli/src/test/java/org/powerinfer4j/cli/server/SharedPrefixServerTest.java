@@ -54,6 +54,33 @@ class SharedPrefixServerTest {
         }
     }
 
+    /** Many clients with one system prompt at once: slots copy from each other while they generate, and every answer is its own. */
+    @Test
+    void concurrentClientsSharingAPrefixEachGetTheirColdAnswer() throws Exception {
+        String[] asks = {"\"Can I have the ball?\"", "\"Let us go home.\"", "\"Look at the bird!\"", "\"I am hungry.\"",
+                "\"Where is mom?\"", "\"The sun is hot.\"", "\"I like the red ball.\"", "\"Can we play again?\""};
+        try (Model model = openModel(0); OpenAiServer server = OpenAiServer.start(model, config().withParallel(4, 32).withCachePrompt(true))) {
+            java.util.List<CompletableFuture<Reply>> replies = new java.util.ArrayList<>();
+            java.util.List<String> prompts = new java.util.ArrayList<>();
+            try (var clients = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int round = 0; round < 2; round++)
+                    for (String ask : asks) {
+                        String prompt = SHARED + ask;
+                        prompts.add(prompt);
+                        replies.add(CompletableFuture.supplyAsync(
+                                () -> post(server, "/v1/completions", json("prompt", prompt, "max_tokens", 24, "temperature", 0)), clients));
+                    }
+                for (int i = 0; i < replies.size(); i++) {
+                    Reply r = replies.get(i).get();
+                    assertThat(r.status()).isEqualTo(200);
+                    assertThat(r.json().path("choices").get(0).path("text").asText()).as("client %d", i)
+                            .isEqualTo(completionReference(model, prompts.get(i), 24).text());
+                }
+            }
+            assertThat(metric(server, "powerinfer4j_prompt_tokens_cached_total")).isPositive();
+        }
+    }
+
     @Test
     void withoutCachePromptNothingIsShared() throws Exception {
         try (Model model = openModel(0); OpenAiServer server = OpenAiServer.start(model, config().withParallel(2, 4))) {
