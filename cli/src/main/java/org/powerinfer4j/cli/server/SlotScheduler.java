@@ -192,8 +192,7 @@ final class SlotScheduler implements AutoCloseable {
         try {
             int len = Math.min(limit, commonPrefix(best.stable, prompt));   // it may have shrunk meanwhile
             if (len < own + MIN_SHARED_PREFIX) return 0;
-            slot.session.rollback(own);
-            slot.session.adoptPrefix(best.session, prompt, len);
+            slot.session.adoptPrefix(best.session, prompt, len);   // the slot is at `own` already
             return len - own;
         } finally {
             best.prefixLock.readLock().unlock();
@@ -232,10 +231,7 @@ final class SlotScheduler implements AutoCloseable {
         }
 
         int commonPrefix(int[] prompt) {
-            int[] cached = session.tokens();
-            int n = 0, max = Math.min(cached.length, prompt.length);
-            while (n < max && cached[n] == prompt[n]) n++;
-            return n;
+            return SlotScheduler.commonPrefix(session.tokens(), prompt);
         }
 
         private GenerationJob take() throws InterruptedException {
@@ -276,7 +272,7 @@ final class SlotScheduler implements AutoCloseable {
                     prefixLock.writeLock().lock();
                     try {
                         stable = java.util.Arrays.copyOf(job.prompt, own);
-                        session.rollback(Math.min(session.position(), own));
+                        session.rollback(own);
                     } finally {
                         prefixLock.writeLock().unlock();
                     }

@@ -165,7 +165,7 @@ public final class MatrixOps {
         RowKernel k = repacked || words ? null : Kernels.forType(w.type());
         WorkerPool.RangeTask range = (from, to, t) -> {
             if (repacked) {
-                float[] lanes = new float[RepackedQ4Kernels.DOT2X4_SCRATCH];
+                float[] lanes = Simd.lanes();   // at least RepackedQ4Kernels.DOT2X4_SCRATCH
                 int r = from;
                 for (; r < to && (r & 3) != 0; r++)
                     for (int b = 0; b < batch; b++) out[b * rows + r] = RepackedQ4Kernels.dot(rep, r, fxp[b], fxs[b]);

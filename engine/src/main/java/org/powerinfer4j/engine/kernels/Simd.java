@@ -56,11 +56,11 @@ public final class Simd {
         return addLanes(lanes, v.length());   // v may be of another width (offline.Vec uses the preferred species)
     }
 
-    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[64]);
+    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[160]);
 
     /**
-     * This thread's scratch for storing a vector's lanes (at least 64 floats, enough for any species): the kernels'
-     * fixed-order reductions store into it. Valid until the thread's next reduction.
+     * This thread's scratch for storing vectors' lanes (160 floats: eight vectors of the widest species and more, what
+     * {@code RepackedQ4Kernels.dot2x4} needs): the kernels' fixed-order reductions store into it. Valid until the thread's next reduction.
      */
     static float[] lanes() {
         return LANES.get();

@@ -62,9 +62,8 @@ public final class Perplexity {
                     float[] logits = chunk.logitsAt(j);
                     int off = chunk.offset(j);
                     if (base != null) base.write(logits, off);
-                    float max = logits[off];
-                    for (int i = 1; i < vocab; i++) max = Math.max(max, logits[off + i]);
-                    double v = max + Math.log(sumExp(logits, off, vocab, max)) - logits[off + tokens[start + j + 1]];
+                    float max = LogSoftmax.max(logits, off, vocab);
+                    double v = max + Math.log(LogSoftmax.sumExp(logits, off, vocab, max)) - logits[off + tokens[start + j + 1]];
                     nll += v;
                     nll2 += v * v;
                     count++;
@@ -126,12 +125,6 @@ public final class Perplexity {
                     + " (a longer text, or a smaller -c)");
         int max = tokens / ctx;
         return maxChunks > 0 ? Math.min(maxChunks, max) : max;
-    }
-
-    private static double sumExp(float[] logits, int off, int n, float max) {
-        double sum = 0;
-        for (int i = 0; i < n; i++) sum += (float) Math.exp(logits[off + i] - max);
-        return sum;
     }
 
     /**
