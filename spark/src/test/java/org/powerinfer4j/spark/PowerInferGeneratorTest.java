@@ -70,6 +70,21 @@ class PowerInferGeneratorTest {
     }
 
     @Test
+    void powerInferSparseAndHybridOptionsReachTheExecutorsModel() throws Exception {
+        Path sparse = SparkTestSupport.TESTDATA.resolve("sparse/stories260K-relu.powerinfer.gguf");
+        PowerInferGenerator g = new PowerInferGenerator().setModelPath(sparse.toString()).setMaxTokens(16).setThreads(1).setTemperature(0)
+                .setSparse("predict").setGpu("simulated").setVramBudget(0.0002);
+        Map<Integer, Row> rows = byId(g.transform(prompts(SparkTestSupport.spark(), 2, PROMPTS[0], PROMPTS[2], PROMPTS[4])));
+        Model opened = ExecutorModels.get(g.modelSpec()).model;   // the executor's (local mode: this JVM's)
+        assertThat(opened.sparseMode()).isEqualTo(org.powerinfer4j.engine.sparse.SparseMode.PREDICT);
+        assertThat(opened.hybridFeedForward()).as("hot neurons on the simulated device, cold on the CPU").isNotNull();
+        String[] asked = {PROMPTS[0], PROMPTS[2], PROMPTS[4]};
+        for (int i = 0; i < asked.length; i++)
+            assertThat(rows.get(i).getString(rows.get(i).fieldIndex("completion"))).as(asked[i]).isEqualTo(SparkTestSupport.generate(sparse,
+                    "-p", asked[i], "-n", "16", "--temp", "0", "-t", "1", "--sparse", "predict", "--gpu", "simulated", "--vram-budget", "0.0002"));
+    }
+
+    @Test
     void rowsDoNotDependOnPartitioningOrOnTheRowsGeneratedBesideThem() {
         SparkSession spark = SparkTestSupport.spark();
         String[] many = new String[16];
