@@ -14,4 +14,12 @@ public interface FfnObserver {
      * @param activations [batch][ff] post-activation values h (ReLU zeros are exact zeros)
      */
     void onFfn(int layer, int batch, float[] residual, int dim, float[] activations, int ff);
+
+    /**
+     * Mixture-of-experts layers (which have no {@link #onFfn} call): after routed expert {@code expert} ran over the
+     * {@code tokens} tokens of the chunk that chose it (each token at most once per expert).
+     *
+     * @param activations [tokens][ff] the expert's post-activation values, in the order of the tokens in the chunk
+     */
+    default void onExpertFfn(int layer, int expert, int tokens, float[] activations, int ff) {}
 }

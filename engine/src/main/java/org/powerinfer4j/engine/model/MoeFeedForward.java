@@ -16,10 +16,16 @@ import org.powerinfer4j.engine.tensor.Tensor;
 public final class MoeFeedForward implements FeedForward {
     private final ModelConfig c;
     private final FeedForward dense;
+    private volatile FfnObserver observer;   // profiling: sees each routed expert's activations
 
     public MoeFeedForward(ModelConfig c) {
         this.c = c;
         this.dense = new DenseFeedForward(c.activation());
+    }
+
+    /** Installs (null removes) the observer told about each routed expert's activations ({@link FfnObserver#onExpertFfn}). */
+    void setObserver(FfnObserver observer) {
+        this.observer = observer;
     }
 
     /** Per-session buffers. */
@@ -74,6 +80,8 @@ public final class MoeFeedForward implements FeedForward {
             for (int i = 0; i < n; i++) System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
             DenseFeedForward.compute(pool, c.activation(), w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
                     w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), sc.gathered, n, sc.hb, sc.hb2, sc.out);
+            FfnObserver obs = observer;
+            if (obs != null) obs.onExpertFfn(layer, e, n, sc.hb, w.expert("up", e).rows());
             for (int i = 0; i < n; i++) {
                 int slot = sc.members[i], b = slot / k;
                 float wt = sc.weights[slot];

@@ -54,9 +54,10 @@ public final class Transformer {
         this.offload = o;
     }
 
-    /** Installs (or with null removes) an observer of FFN activations. */
+    /** Installs (or with null removes) an observer of FFN activations (of dense layers, and of MoE layers' routed experts). */
     public void setFfnObserver(FfnObserver observer) {
         this.ffnObserver = observer;
+        if (ffn instanceof MoeFeedForward moe) moe.setObserver(observer);
     }
 
     /**

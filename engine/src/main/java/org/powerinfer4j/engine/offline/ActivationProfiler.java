@@ -1,6 +1,8 @@
 package org.powerinfer4j.engine.offline;
 
 import org.powerinfer4j.engine.placement.ActivationStats;
+import org.powerinfer4j.engine.placement.ExpertCounts;
+import org.powerinfer4j.engine.model.LayerWeights;
 import java.util.List;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.Session;
@@ -11,7 +13,8 @@ import org.powerinfer4j.engine.sparse.SparseMode;
  * Counts, per layer and per FFN neuron, how often the neuron fires over a calibration corpus. The model must run
  * its dense FFN ({@link SparseMode#OFF}) so that every activation is computed. A neuron fires when its
  * activation h ≠ 0 (ReLU-family models, whose zeros are exact) or |h| > threshold (SwiGLU models, where
- * nothing is exactly zero).
+ * nothing is exactly zero). In a mixture-of-experts layer each routed expert's neurons are counted over the tokens
+ * routed to it, with the number of those tokens ({@link ExpertCounts}).
  */
 public final class ActivationProfiler {
     private ActivationProfiler() {}
@@ -28,17 +31,31 @@ public final class ActivationProfiler {
         boolean relu = model.config().activation().isRelu();
         int layers = model.config().layers();
         long[][] counts = new long[layers][];
-        for (int l = 0; l < layers; l++) counts[l] = new long[model.weights().layers()[l].ffnUp().rows()];
+        long[][][] expertNeurons = new long[layers][][];   // [layer][expert][ff], null for dense layers
+        long[][] expertTokens = new long[layers][];
+        int experts = model.config().params().experts();
+        for (int l = 0; l < layers; l++) {
+            LayerWeights lw = model.weights().layers()[l];
+            if (lw.has("ffn_gate_inp.weight")) {
+                int ff = lw.expert("up", 0).rows();
+                expertNeurons[l] = new long[experts][ff];
+                expertTokens[l] = new long[experts];
+                counts[l] = new long[ff];
+            } else {
+                counts[l] = new long[lw.ffnUp().rows()];
+            }
+        }
         float thr = relu ? 0f : Math.max(0f, threshold);
-        model.setFfnObserver((layer, batch, residual, dim, h, ff) -> {
-            long[] c = counts[layer];
-            for (int b = 0; b < batch; b++) {
-                int o = b * ff;
-                if (relu) {
-                    for (int r = 0; r < ff; r++) if (h[o + r] != 0f) c[r]++;
-                } else {
-                    for (int r = 0; r < ff; r++) if (Math.abs(h[o + r]) > thr) c[r]++;
-                }
+        model.setFfnObserver(new org.powerinfer4j.engine.model.FfnObserver() {
+            @Override
+            public void onFfn(int layer, int batch, float[] residual, int dim, float[] h, int ff) {
+                count(counts[layer], batch, h, ff, relu, thr);
+            }
+
+            @Override
+            public void onExpertFfn(int layer, int expert, int tokens, float[] h, int ff) {
+                count(expertNeurons[layer][expert], tokens, h, ff, relu, thr);
+                expertTokens[layer][expert] += tokens;
             }
         });
         long total = CalibrationCorpus.tokenCount(chunks), done = 0, t0 = System.nanoTime();
@@ -56,6 +73,23 @@ public final class ActivationProfiler {
             model.setFfnObserver(null);
         }
         String name = model.file().getString("general.name", model.file().path().getFileName().toString());
-        return new ActivationStats(counts, done, name, relu ? ActivationStats.CRITERION_NONZERO : ActivationStats.CRITERION_ABS_GT, thr);
+        ExpertCounts[] perLayer = new ExpertCounts[layers];
+        for (int l = 0; l < layers; l++)
+            if (expertNeurons[l] != null) {
+                perLayer[l] = new ExpertCounts(expertNeurons[l], expertTokens[l]);
+                counts[l] = perLayer[l].summedOverExperts();
+            }
+        return new ActivationStats(counts, done, name, relu ? ActivationStats.CRITERION_NONZERO : ActivationStats.CRITERION_ABS_GT, thr, perLayer);
+    }
+
+    private static void count(long[] c, int tokens, float[] h, int ff, boolean relu, float thr) {
+        for (int b = 0; b < tokens; b++) {
+            int o = b * ff;
+            if (relu) {
+                for (int r = 0; r < ff; r++) if (h[o + r] != 0f) c[r]++;
+            } else {
+                for (int r = 0; r < ff; r++) if (Math.abs(h[o + r]) > thr) c[r]++;
+            }
+        }
     }
 }

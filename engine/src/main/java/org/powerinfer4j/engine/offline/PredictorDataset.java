@@ -47,6 +47,10 @@ public final class PredictorDataset {
         if (!model.config().activation().isRelu())
             throw new ModelException("predictors need a ReLU-family FFN; this model uses " + model.config().activation()
                     + " (pass --ffn-act relu if its FFN is ReLU)");
+        for (int l = 0; l < model.config().layers(); l++)
+            if (model.weights().layers()[l].has("ffn_gate_inp.weight"))
+                throw new ModelException("layer " + l + " is a mixture-of-experts layer: predictors are trained for dense FFN layers only "
+                        + "(profile counts MoE layers per expert)");
         long total = CalibrationCorpus.tokenCount(chunks);
         int dim = model.config().dim(), ff = model.config().ffDim(), layers = model.config().layers();
         long bytes = total * layers * (4L * dim + 8L * ((ff + 63) / 64));

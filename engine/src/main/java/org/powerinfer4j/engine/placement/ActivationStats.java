@@ -26,7 +26,8 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * {@code activation_stats.block_count} (u32), {@code activation_stats.token_count} (u64),
  * {@code activation_stats.model_name} (string), {@code activation_stats.criterion} ({@code "nonzero"}: h ≠ 0, for
  * ReLU-family models; {@code "abs_gt"}: |h| > threshold, for SwiGLU models), {@code activation_stats.threshold}
- * (f32), and one tensor {@code blk.N.activation_counts} I32 [n_ff] per layer.
+ * (f32), and one tensor {@code blk.N.activation_counts} I32 [n_ff] per layer; mixture-of-experts layers add their
+ * per-expert counts ({@link ExpertCounts}: {@code blk.N.expert_token_counts}, {@code blk.N.expert_activation_counts}).
  *
  * <p>Also read: a directory of per-layer files ({@code activation_3.npy}, {@code layer3.txt}, ... ordered by the
  * number in the name), single {@code .npy} files (1-D: one layer; 2-D: [layers][n_ff]), plain text (numbers
@@ -50,8 +51,17 @@ public final class ActivationStats {
     private final String modelName;
     private final String criterion;
     private final float threshold;
+    private final ExpertCounts[] experts;   // per layer, null for a dense layer; null when no layer is MoE
 
     public ActivationStats(long[][] counts, long tokens, String modelName, String criterion, float threshold) {
+        this(counts, tokens, modelName, criterion, threshold, null);
+    }
+
+    /** With {@code experts[l]} the expert counts of MoE layer l (null for dense layers; the array may be null). */
+    public ActivationStats(long[][] counts, long tokens, String modelName, String criterion, float threshold, ExpertCounts[] experts) {
+        if (experts != null && experts.length != counts.length)
+            throw new IllegalArgumentException(experts.length + " layers of expert counts for " + counts.length + " layers");
+        this.experts = experts == null || Arrays.stream(experts).allMatch(java.util.Objects::isNull) ? null : experts.clone();
         this.counts = new long[counts.length][];
         for (int l = 0; l < counts.length; l++) this.counts[l] = counts[l].clone();
         this.tokens = tokens;
@@ -67,6 +77,8 @@ public final class ActivationStats {
     public String criterion() { return criterion; }
     public float threshold() { return threshold; }
     public long[] counts(int layer) { return counts[layer].clone(); }
+    /** The expert counts of MoE layer {@code layer}; null for a dense layer. */
+    public ExpertCounts experts(int layer) { return experts == null ? null : experts[layer]; }
 
     /** All counts (copies). */
     public long[][] counts() {
@@ -123,6 +135,12 @@ public final class ActivationStats {
         List<String> lines = new ArrayList<>();
         for (int l = 0; l < layers(); l++) {
             String active = tokens > 0 ? String.format(Locale.ROOT, "; %.1f%% of neurons fire per token", 100 * meanActiveFraction(l)) : "";
+            ExpertCounts e = experts(l);
+            if (e != null) {
+                lines.add(String.format(Locale.ROOT, "layer %d: %s; summed over experts, %.0f%% of neurons cover 80%% of activations",
+                        l, e.summary(Math.max(1, (int) Math.round((double) Arrays.stream(e.tokens()).sum() / Math.max(1, tokens)))), 100 * neuronsCovering(l, 0.8)));
+                continue;
+            }
             lines.add(String.format(Locale.ROOT, "layer %d: %.0f%% of neurons cover 80%% of activations; top 10%% carry %.0f%%%s",
                     l, 100 * neuronsCovering(l, 0.8), 100 * topShare(l, 0.1), active));
         }
@@ -149,6 +167,7 @@ public final class ActivationStats {
                 s.set(le, 4L * i, (int) c[i]);
             }
             w.addTensor("blk." + l + ".activation_counts", GGMLType.I32, new long[]{c.length}, s);
+            if (experts(l) != null) experts(l).write(w, l);
         }
         w.write(path);
     }
@@ -262,6 +281,7 @@ public final class ActivationStats {
     private static ActivationStats readGguf(Path path) throws IOException {
         try (GGUFFile f = GGUFFile.open(path)) {
             List<long[]> layers = new ArrayList<>();
+            List<ExpertCounts> perLayer = new ArrayList<>();
             ValueLayout.OfInt le = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
             for (int l = 0; ; l++) {
                 TensorInfo ti = f.tensorInfo("blk." + l + ".activation_counts");
@@ -272,12 +292,13 @@ public final class ActivationStats {
                 long[] c = new long[Math.toIntExact(ti.ne()[0])];
                 for (int i = 0; i < c.length; i++) c[i] = Integer.toUnsignedLong(s.get(le, 4L * i));
                 layers.add(c);
+                perLayer.add(ExpertCounts.read(f, l, path.getFileName().toString()));
             }
             if (layers.isEmpty()) throw new IOException(path.getFileName() + ": no blk.N.activation_counts tensors (not an activation statistics file)");
             long declared = f.getLong(KEY_LAYERS, layers.size());
             if (declared != layers.size()) throw new IOException(path.getFileName() + ": " + KEY_LAYERS + " is " + declared + " but " + layers.size() + " layers are stored");
             return new ActivationStats(layers.toArray(long[][]::new), f.getLong(KEY_TOKENS, 0), f.getString(KEY_MODEL, ""),
-                    f.getString(KEY_CRITERION, CRITERION_NONZERO), f.getFloat(KEY_THRESHOLD, 0f));
+                    f.getString(KEY_CRITERION, CRITERION_NONZERO), f.getFloat(KEY_THRESHOLD, 0f), perLayer.toArray(ExpertCounts[]::new));
         }
     }
 
