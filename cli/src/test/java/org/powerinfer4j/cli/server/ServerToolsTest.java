@@ -175,6 +175,18 @@ class ServerToolsTest {
         assertStory(sse.text());
     }
 
+    /** A Java type the SDK derives the schema from (victools) and parses the answer back into. */
+    record Story(String title, boolean happy, List<String> characters) {}
+
+    @Test
+    void theSdksStructuredOutputParsesIntoARecord() {
+        var c = openai.chat().completions().create(ChatCompletionCreateParams.builder().model(MODEL_ID).addUserMessage("A story as JSON")
+                .temperature(0.0).maxCompletionTokens(200).responseFormat(Story.class).build());
+        Story story = c.choices().getFirst().message().content().orElseThrow();
+        assertThat(story.title()).isNotNull();
+        assertThat(story.characters()).isNotNull();
+    }
+
     @Test
     void jsonObjectModeGivesAnObject() throws Exception {
         ChatCompletion c = openai.chat().completions().create(ChatCompletionCreateParams.builder().model(MODEL_ID)
