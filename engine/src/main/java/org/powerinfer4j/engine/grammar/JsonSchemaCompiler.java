@@ -15,8 +15,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * JSON Schema → {@link Grammar}. Output is JSON with up to 20 whitespace characters between tokens (and before
- * the value; none after it, so generation ends with the value).
+ * JSON Schema → {@link Grammar}. Output is JSON with optional whitespace between tokens and before the value — one
+ * space, or one newline and up to 20 spaces/tabs — and none after it, so generation ends with the value.
  *
  * <p>Supported: {@code type} (object, array, string, number, integer, boolean, null, or a list of them),
  * {@code properties}, {@code required}, {@code additionalProperties} (false; a schema when there are no
@@ -288,12 +288,13 @@ final class JsonSchemaCompiler {
 
     // ---- shared rules ----
 
-    /** Optional whitespace, at most 20 spaces, tabs or newlines: a model cannot pad forever, pretty-printing still fits. */
+    /**
+     * Optional whitespace as llama.cpp bounds it: nothing, one space, or one newline and up to 20 spaces or tabs of
+     * indentation. Pretty-printed JSON fits; a model that likes newlines cannot spend its budget on blank lines.
+     */
     Expr ws() {
-        return b.shared("ws", () -> new Expr.Repeat(Expr.anyOf(" \t\n\r"), 0, MAX_WHITESPACE));
+        return b.shared("ws", () -> alt(Expr.EMPTY, literal(" "), seq(literal("\n"), new Expr.Repeat(Expr.anyOf(" \t"), 0, 20))));
     }
-
-    static final int MAX_WHITESPACE = 20;
 
     /** Any JSON value. */
     Expr value() {

@@ -92,8 +92,10 @@ class JsonSchemaCompilerTest {
     void whitespaceIsBoundedAndNothingFollowsTheValue() {
         assertThat(matches("{\"type\":\"object\"}", " {}")).isTrue();
         assertThat(prefix("{\"type\":\"object\"}", "{}" + " ")).isFalse();
-        assertThat(prefix("{\"type\":\"object\"}", "{" + " ".repeat(20))).isTrue();
-        assertThat(prefix("{\"type\":\"object\"}", "{" + " ".repeat(21))).isFalse();
+        assertThat(prefix("{\"type\":\"object\"}", "{\n" + " ".repeat(20))).isTrue();
+        assertThat(prefix("{\"type\":\"object\"}", "{\n" + " ".repeat(21))).isFalse();
+        assertThat(prefix("{\"type\":\"object\"}", "{  ")).as("one space").isFalse();
+        assertThat(prefix("{\"type\":\"object\"}", "{\n\n")).as("one newline").isFalse();
         GrammarMatcher m = new GrammarMatcher(Grammar.jsonObject());
         m.accept("{\"a\":1}");
         assertThat(m.state().accepting()).isTrue();
