@@ -68,7 +68,9 @@ record ToolRequest(List<ToolDefinition> tools, ToolChoice choice, boolean parall
             if (!p.isBoolean()) throw ApiException.invalid("'parallel_tool_calls' must be a boolean", "parallel_tool_calls");
             parallel = p.asBoolean();
         }
-        return new ToolRequest(tools, choice, parallel, responseSchema, jsonObject);
+        ToolRequest r = new ToolRequest(tools, choice, parallel, responseSchema, jsonObject);
+        r.responseGrammar();   // a bad response schema is response_format's 400, also when tools wrap it
+        return r;
     }
 
     private static List<ToolDefinition> tools(JsonNode t) {

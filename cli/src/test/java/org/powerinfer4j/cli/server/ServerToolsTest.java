@@ -237,6 +237,11 @@ class ServerToolsTest {
         assertThat(badTool.status()).isEqualTo(400);
         assertThat(badTool.json().at("/error/message").asText()).contains("'minimum' at #/properties/n").contains("tools[0]");
         assertThat(post(server, "/v1/chat/completions", json("messages", user("x"), "response_format", Map.of("type", "xml"))).status()).isEqualTo(400);
+        Reply wrapped = post(server, "/v1/chat/completions", json("messages", user("x"), "tools", List.of(Map.of("type", "function", "function", Map.of("name", "f"))),
+                "response_format", Map.of("type", "json_schema", "json_schema", Map.of("name", "s", "schema", Map.of("not", Map.of())))));
+        assertThat(wrapped.status()).isEqualTo(400);
+        assertThat(wrapped.json().at("/error/param").asText()).isEqualTo("response_format");
+        assertThat(wrapped.json().at("/error/message").asText()).contains("unsupported JSON schema keyword 'not'");
         assertThat(post(server, "/v1/chat/completions", json("messages", List.of(Map.of("role", "tool", "content", "1")))).json().at("/error/message").asText())
                 .contains("tool_call_id");
     }
