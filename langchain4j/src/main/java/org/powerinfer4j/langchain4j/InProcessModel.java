@@ -1,6 +1,13 @@
 package org.powerinfer4j.langchain4j;
 
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.model.chat.Capability;
+import dev.langchain4j.model.output.FinishReason;
+import java.util.ArrayList;
+import java.util.Set;
+import org.powerinfer4j.engine.tokenizer.ChatMessage;
+import org.powerinfer4j.engine.tools.ToolCalling;
 import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
@@ -53,13 +60,37 @@ public abstract sealed class InProcessModel implements AutoCloseable
             return listeners;
         }
 
-        ChatResponse response(InProcessGenerator.Generation g) {
+        /** JSON-schema response formats are honoured (grammar-constrained), so AiServices sends the schema instead of prose. */
+        public Set<Capability> supportedCapabilities() {
+            return Set.of(Capability.RESPONSE_FORMAT_JSON_SCHEMA);
+        }
+
+        /** The finished call as a response; with {@code toolCalls} the answer is read back as tool calls or content. */
+        ChatResponse response(InProcessGenerator.Generation g, boolean toolCalls) {
+            AiMessage message = AiMessage.from(g.text());
+            FinishReason finish = g.finishReason();
+            if (toolCalls) {
+                ToolCalling.Reply reply = ToolCalling.parse(g.text());
+                if (reply.hasToolCalls()) {
+                    message = AiMessage.from(executionRequests(reply));
+                    finish = FinishReason.TOOL_EXECUTION;
+                } else {
+                    message = AiMessage.from(reply.content());
+                }
+            }
             return ChatResponse.builder()
-                    .aiMessage(AiMessage.from(g.text()))
+                    .aiMessage(message)
                     .modelName(generator.modelName())
                     .tokenUsage(g.tokenUsage())
-                    .finishReason(g.finishReason())
+                    .finishReason(finish)
                     .build();
+        }
+
+        static List<ToolExecutionRequest> executionRequests(ToolCalling.Reply reply) {
+            List<ToolExecutionRequest> out = new ArrayList<>();
+            for (ChatMessage.ToolCall c : reply.toolCalls())
+                out.add(ToolExecutionRequest.builder().id(c.id()).name(c.name()).arguments(c.arguments()).build());
+            return out;
         }
 
         /** A chat model's builder: {@link PowerInferBuilder}'s settings plus LangChain4j listeners. */

@@ -10,9 +10,11 @@ import org.powerinfer4j.engine.api.Model;
 /**
  * A LangChain4j {@link ChatModel} that runs a PowerInfer4j {@link Model} in this JVM — no server, no HTTP. The
  * conversation is rendered with the model's own chat template (the GGUF's {@code tokenizer.chat_template}, else a
- * built-in format), and the request's temperature, top-p, top-k, max output tokens and stop sequences are honoured;
- * tools, JSON response formats, frequency/presence penalties and non-text content are refused with an
- * {@link dev.langchain4j.exception.UnsupportedFeatureException}.
+ * built-in format), and the request's temperature, top-p, top-k, max output tokens and stop sequences are honoured.
+ * Tools ({@code toolSpecifications}, toolChoice AUTO/REQUIRED) come back as {@code ToolExecutionRequest}s and JSON
+ * response formats (with or without a schema) as JSON that conforms, both by grammar-constrained decoding
+ * ({@link org.powerinfer4j.engine.tools.ToolCalling}); frequency/presence penalties and non-text content are refused
+ * with an {@link dev.langchain4j.exception.UnsupportedFeatureException}.
  *
  * <pre>{@code
  * try (PowerInferChatModel chat = PowerInferChatModel.builder().modelPath(Path.of("model.gguf")).temperature(0.0).build()) {
@@ -34,9 +36,9 @@ public final class PowerInferChatModel extends InProcessModel.Chat implements Ch
 
     @Override
     public ChatResponse doChat(ChatRequest request) {
-        EngineRequest call = EngineRequest.translate(request, generator);
-        InProcessGenerator.Generation g = generator.generate(generator.chatPrompt(call.messages()), call.params(), call.stopSequences(), text -> {});
-        return response(g);
+        EngineRequest.Call call = EngineRequest.translate(request, generator).prepare(generator);
+        InProcessGenerator.Generation g = generator.generate(call.prompt(), call.params(), call.stopSequences(), text -> {});
+        return response(g, call.toolCalls());
     }
 
     /** Builds a {@link PowerInferChatModel}; the settings are {@link PowerInferBuilder}'s plus LangChain4j listeners. */

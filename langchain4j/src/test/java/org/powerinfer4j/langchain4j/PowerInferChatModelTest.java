@@ -3,12 +3,10 @@ package org.powerinfer4j.langchain4j;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.ImageContent;
 import dev.langchain4j.data.message.SystemMessage;
 import dev.langchain4j.data.message.TextContent;
-import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.exception.UnsupportedFeatureException;
 import dev.langchain4j.model.chat.listener.ChatModelErrorContext;
@@ -185,11 +183,14 @@ class PowerInferChatModelTest {
 
     @Test
     void parametersTheEngineCannotHonourAreRefused() {
-        ToolSpecification tool = ToolSpecification.builder().name("weather").description("the weather").build();
-        assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder().toolSpecifications(tool).build())))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("tools are not supported");
-        assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder().responseFormat(ResponseFormat.JSON).build())))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("JSON response formats");
+        assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder()
+                .toolChoice(dev.langchain4j.model.chat.request.ToolChoice.REQUIRED).build())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("toolChoice REQUIRED needs toolSpecifications");
+        assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder().responseFormat(ResponseFormat.builder()
+                .type(dev.langchain4j.model.chat.request.ResponseFormatType.JSON).jsonSchema(dev.langchain4j.model.chat.request.json.JsonSchema.builder()
+                        .name("s").rootElement(dev.langchain4j.model.chat.request.json.JsonRawSchema.from("{\"type\":\"string\",\"pattern\":\"a\"}")).build())
+                .build()).build())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unsupported JSON schema keyword 'pattern'");
         assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder().frequencyPenalty(0.5).build())))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("frequencyPenalty");
         assertThatThrownBy(() -> greedy.chat(request(ChatRequestParameters.builder().modelName("gpt-4o").build())))
@@ -202,8 +203,8 @@ class PowerInferChatModelTest {
     void messagesTheEngineCannotTakeAreRefused() {
         assertThatThrownBy(() -> greedy.chat(UserMessage.from(TextContent.from("look"), ImageContent.from("https://example.com/cat.png"))))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("IMAGE content is not supported");
-        assertThatThrownBy(() -> greedy.chat(UserMessage.from(USER), ToolExecutionResultMessage.from("id", "weather", "sunny")))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("TOOL_EXECUTION_RESULT messages are not supported");
+        assertThatThrownBy(() -> greedy.chat(UserMessage.from(USER), dev.langchain4j.data.message.CustomMessage.from(java.util.Map.of("k", "v"))))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("CUSTOM messages are not supported");
     }
 
     @Test

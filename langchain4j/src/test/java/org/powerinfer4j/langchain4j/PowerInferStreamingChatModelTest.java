@@ -2,7 +2,6 @@ package org.powerinfer4j.langchain4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.exception.UnsupportedFeatureException;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -106,8 +105,7 @@ class PowerInferStreamingChatModelTest {
     @Test
     void aRefusedParameterGoesToOnError() {
         Recorder rec = new Recorder();
-        ToolSpecification tool = ToolSpecification.builder().name("weather").build();
-        streaming.chat(request(ChatRequestParameters.builder().toolSpecifications(tool).build()), rec);
+        streaming.chat(request(ChatRequestParameters.builder().frequencyPenalty(1.0).build()), rec);
         assertThat(rec.partials).isEmpty();
         assertThat(rec.completes).isEmpty();
         assertThat(rec.errors).singleElement().isInstanceOf(UnsupportedFeatureException.class);

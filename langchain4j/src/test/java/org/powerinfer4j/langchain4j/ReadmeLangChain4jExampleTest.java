@@ -19,6 +19,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import dev.langchain4j.agent.tool.P;
+import dev.langchain4j.agent.tool.ReturnBehavior;
+import dev.langchain4j.agent.tool.Tool;
+import dev.langchain4j.service.Result;
 import org.junit.jupiter.api.Test;
 import org.powerinfer4j.engine.api.ModelOptions;
 
@@ -80,6 +84,40 @@ class ReadmeLangChain4jExampleTest {
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("outputTokenCount").doesNotContain("error:");
     }
 
+    // --- README: LangChain4j ---
+    static class Weather {
+        @Tool(value = "The weather in a city", returnBehavior = ReturnBehavior.IMMEDIATE)   // its result is the answer
+        String weather(@P("the city") String city) { return "sunny in " + city; }
+    }
+
+    interface Assistant {
+        @SystemMessage("You can look up the weather.")
+        Result<String> ask(String question);
+    }
+
+    record Person(String name, int age) {}
+
+    interface Extractor {
+        Person extract(String text);   // the record's JSON schema is the response format: the answer parses
+    }
+    // --- end ---
+
+    @Test
+    void toolsAndStructuredOutputExampleRuns() {
+        Path modelPath = TestModels.stories();
+        // --- README: LangChain4j ---
+        try (PowerInferChatModel model = PowerInferChatModel.builder().modelPath(modelPath).temperature(0.0).maxTokens(96).build()) {
+            Assistant assistant = AiServices.builder(Assistant.class).chatModel(model).tools(new Weather()).build();
+            Result<String> answer = assistant.ask("Weather in Paris?");   // @Tool methods run on the model's calls
+            out.println(answer.toolExecutions().size() + " tool call(s): " + answer.toolExecutions());
+
+            Person p = AiServices.create(Extractor.class, model).extract("Lily is five.");
+            out.println(p);
+        }
+        // --- end ---
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("tool call(s)").contains("Person[");
+    }
+
     @Test
     void theReadmeShowsExactlyTheseExamples() throws IOException {
         Path here = Path.of("").toAbsolutePath();
@@ -97,6 +135,6 @@ class ReadmeLangChain4jExampleTest {
         List<String> blocks = new ArrayList<>();
         Matcher b = Pattern.compile("```java\\n(.*?)\\n```", Pattern.DOTALL).matcher(body);
         while (b.find()) blocks.add(b.group(1));
-        assertThat(blocks).containsExactly(String.join("\n\n", regions.subList(0, 2)), regions.get(2));
+        assertThat(blocks).containsExactly(String.join("\n\n", regions.subList(0, 2)), regions.get(2), String.join("\n\n", regions.subList(3, 5)));
     }
 }

@@ -35,6 +35,7 @@ import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.tokenizer.ChatTemplates;
+import org.powerinfer4j.engine.tools.ToolCalling;
 
 /**
  * An OpenAI-compatible HTTP server for one model: {@code POST /v1/chat/completions}, {@code POST /v1/completions}
@@ -299,10 +300,21 @@ public final class OpenAiServer implements AutoCloseable {
                 case GenerationJob.Done d -> {
                     ObjectNode o = header(p, id, now, p.chat() ? "chat.completion" : "text_completion");
                     ObjectNode choice = o.putArray("choices").addObject().put("index", 0);
-                    if (p.chat()) choice.putObject("message").put("role", "assistant").put("content", text.toString()).putNull("refusal");
-                    else choice.put("text", text.toString());
+                    String finish = d.finishReason();
+                    if (p.chat()) {
+                        ObjectNode message = choice.putObject("message").put("role", "assistant");
+                        ToolCalling.Reply reply = p.toolCalls() ? ToolCalling.parse(text.toString()) : null;
+                        if (reply != null && reply.hasToolCalls()) {
+                            message.putNull("content");
+                            message.set("tool_calls", toolCalls(reply, false));
+                            finish = "tool_calls";
+                        } else {
+                            message.put("content", reply != null ? reply.content() : text.toString());
+                        }
+                        message.putNull("refusal");
+                    } else choice.put("text", text.toString());
                     putLogprobs(choice, p, logprobs);
-                    choice.put("finish_reason", d.finishReason());
+                    choice.put("finish_reason", finish);
                     o.set("usage", usage(d));
                     writeJson(response, callback, 200, o);
                     return;
@@ -326,6 +338,7 @@ public final class OpenAiServer implements AutoCloseable {
             out.flush(); // headers go out now, so clients see the stream start even while the job waits for a slot
             long ping = config.pingInterval().toMillis();
             boolean done = false;
+            StringBuilder toolAnswer = new StringBuilder();   // with tools, the answer is known to be a call or content only at its end
             while (!done) {
                 GenerationJob.Event e = job.poll(ping, TimeUnit.MILLISECONDS);
                 if (e == null) {
@@ -335,13 +348,30 @@ public final class OpenAiServer implements AutoCloseable {
                 }
                 for (; e != null && !done; e = done ? null : job.pollNow()) { // batch what is already there into one flush
                     switch (e) {
-                        case GenerationJob.Text t -> event(out, textChunk(p, id, now, object, t.text(), null, t.logprobs()));
+                        case GenerationJob.Text t -> {
+                            if (p.toolCalls()) toolAnswer.append(t.text());
+                            else event(out, textChunk(p, id, now, object, t.text(), null, t.logprobs()));
+                        }
                         case GenerationJob.Failed f -> {
                             event(out, errorBody(f.error()));
                             done = true;
                         }
                         case GenerationJob.Done d -> {
-                            event(out, textChunk(p, id, now, object, p.chat() ? null : "", d.finishReason(), java.util.List.of()));
+                            String finish = d.finishReason();
+                            if (p.toolCalls()) {
+                                ToolCalling.Reply reply = ToolCalling.parse(toolAnswer.toString());
+                                if (reply.hasToolCalls()) {
+                                    ObjectNode c = chunk(p, id, now, object);
+                                    ObjectNode choice = ((ArrayNode) c.get("choices")).addObject().put("index", 0);
+                                    choice.putObject("delta").set("tool_calls", toolCalls(reply, true));
+                                    choice.putNull("logprobs").putNull("finish_reason");
+                                    event(out, c);
+                                    finish = "tool_calls";
+                                } else if (!reply.content().isEmpty()) {
+                                    event(out, textChunk(p, id, now, object, reply.content(), null, java.util.List.of()));
+                                }
+                            }
+                            event(out, textChunk(p, id, now, object, p.chat() ? null : "", finish, java.util.List.of()));
                             if (p.includeUsage()) {
                                 ObjectNode u = chunk(p, id, now, object);
                                 u.putArray("choices");
@@ -367,6 +397,19 @@ public final class OpenAiServer implements AutoCloseable {
             return;
         }
         callback.succeeded();
+    }
+
+    /** OpenAI's {@code tool_calls}: id, type function, name and the arguments as a JSON string; streamed deltas carry an index. */
+    private static ArrayNode toolCalls(ToolCalling.Reply reply, boolean indexed) {
+        ArrayNode a = JSON.createArrayNode();
+        for (int i = 0; i < reply.toolCalls().size(); i++) {
+            var call = reply.toolCalls().get(i);
+            ObjectNode c = a.addObject();
+            if (indexed) c.put("index", i);
+            c.put("id", call.id()).put("type", "function");
+            c.putObject("function").put("name", call.name()).put("arguments", call.arguments());
+        }
+        return a;
     }
 
     private ObjectNode header(RequestParser.Parsed p, String id, long now, String object) {

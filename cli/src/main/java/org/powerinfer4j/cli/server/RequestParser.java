@@ -5,6 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.powerinfer4j.engine.api.GenerationParams;
+import org.powerinfer4j.engine.grammar.Grammar;
+import org.powerinfer4j.engine.grammar.GrammarException;
+import org.powerinfer4j.engine.tools.ToolCalling;
 import org.powerinfer4j.engine.sampling.SamplingParams;
 import org.powerinfer4j.engine.tokenizer.ChatMessage;
 import org.powerinfer4j.engine.tokenizer.ChatPrompt;
@@ -17,6 +20,8 @@ import org.powerinfer4j.engine.tokenizer.Tokenizer;
  * ignored (clients send many); known fields of the wrong type or out of range are a 400 naming the field.
  */
 final class RequestParser {
+    private static final JsonNode JSON_OBJECT = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode().put("type", "object");
+
     /** OpenAI's limit on stop sequences. */
     static final int MAX_STOP_SEQUENCES = 4;
 
@@ -26,8 +31,9 @@ final class RequestParser {
      * @param includeUsage  {@code stream_options.include_usage}: a last streamed chunk carries the usage
      * @param topLogprobs   -1: no log-probs; else report them, with this many alternatives per token
      */
+    /** {@code toolCalls}: tools were offered, so the answer is parsed back into {@code tool_calls} ({@link ToolCalling#parse}). */
     record Parsed(boolean chat, String model, int[] prompt, GenerationParams params, List<String> stop, boolean stream,
-                  boolean includeUsage, int topLogprobs) {}
+                  boolean includeUsage, int topLogprobs, boolean toolCalls) {}
 
     /** The most alternatives per token we report (OpenAI's limit for {@code top_logprobs}). */
     static final int MAX_TOP_LOGPROBS = 20;
@@ -105,7 +111,10 @@ final class RequestParser {
 
         List<String> stop = stopSequences(body.get("stop"));
 
-        int[] prompt = chat ? chatPrompt(body) : textPrompt(body);
+        ToolRequest tools = ToolRequest.parse(body, chat);
+        Grammar[] grammar = {null};
+        int[] prompt = chat ? chatPrompt(body, tools, grammar) : textPrompt(body);
+        if (!chat) grammar[0] = tools.responseGrammar();
         if (prompt.length == 0) throw ApiException.invalid("the prompt is empty", chat ? "messages" : "prompt");
         if (prompt.length >= contextLength)
             throw ApiException.invalid("the prompt is " + prompt.length + " tokens, but the context is " + contextLength
@@ -113,7 +122,11 @@ final class RequestParser {
 
         GenerationParams params = defaults.withSampling(s).withStopAtEndOfGeneration(!ignoreEos);
         if (maxTokens != null) params = params.withMaxTokens(maxTokens);
-        return new Parsed(chat, model, prompt, params, stop, stream, includeUsage, topLogprobs(body, chat));
+        // constrained output is decoded token by token (speculative drafts are not checked against the grammar)
+        if (grammar[0] != null) params = params.withGrammar(grammar[0]).withSpeculation(null);
+        // and a stop sequence would cut it short of parsing: the grammar decides where it ends
+        if (grammar[0] != null) stop = List.of();
+        return new Parsed(chat, model, prompt, params, stop, stream, includeUsage, topLogprobs(body, chat), chat && tools.offersTools());
     }
 
     /**
@@ -176,7 +189,8 @@ final class RequestParser {
         return ids;
     }
 
-    private int[] chatPrompt(JsonNode body) {
+    /** The rendered conversation; {@code grammar[0]} gets the answer's grammar (tools or response_format), if any. */
+    private int[] chatPrompt(JsonNode body, ToolRequest tools, Grammar[] grammar) {
         JsonNode msgs = body.get("messages");
         if (msgs == null || msgs.isNull()) throw ApiException.invalid("'messages' is required", "messages", "missing_required_parameter");
         if (!msgs.isArray()) throw ApiException.invalid("'messages' must be an array", "messages");
@@ -191,12 +205,21 @@ final class RequestParser {
                 throw ApiException.invalid("'" + param + ".role' must be a non-empty string", param + ".role");
             String r = role.asText();
             if (r.equals("developer")) r = "system"; // OpenAI's newer name for the system role
-            messages.add(new ChatMessage(r, content(m.get("content"), param + ".content")));
+            messages.add(ToolRequest.message(m, r, content(m.get("content"), param + ".content"), param));
         }
         try {
-            return ChatPrompt.tokenize(template, tokenizer, messages, true);
+            if (!tools.offersTools()) {
+                grammar[0] = tools.responseGrammar();
+                return ChatPrompt.tokenize(template, tokenizer, messages, true);
+            }
+            ToolCalling.Prepared p = ToolCalling.prepare(template, tokenizer, messages, tools.tools(), tools.choice(), tools.parallel(),
+                    tools.jsonObject() ? JSON_OBJECT : tools.responseSchema());
+            grammar[0] = p.grammar();
+            return p.prompt();
         } catch (ChatTemplateException e) {
             throw ApiException.invalid(e.getMessage(), "messages");
+        } catch (GrammarException e) {
+            throw ApiException.invalid(e.getMessage(), "tools");
         }
     }
 

@@ -40,7 +40,8 @@ final class Emitter {
     boolean emit(int token, float[] logits) {
         if (count == generated.length) generated = Arrays.copyOf(generated, count * 2);
         generated[count++] = token;
-        if (params.stopAtEndOfGeneration() && tok != null && tok.isEndOfGeneration(token)) {
+        // under a grammar an end-of-generation token is only ever sampled once the output is complete
+        if ((params.stopAtEndOfGeneration() || params.grammar() != null) && tok != null && tok.isEndOfGeneration(token)) {
             stop = "eos";
             return false;
         }
@@ -55,6 +56,11 @@ final class Emitter {
             return false;
         }
         return more();
+    }
+
+    /** The grammar is complete and allows nothing more: generation ends as at an end-of-generation token. */
+    void endOfGrammar() {
+        stop = "eos";
     }
 
     int count() {

@@ -3,7 +3,7 @@ package org.powerinfer4j.engine.api;
 /**
  * The outcome of one generate call.
  *
- * @param stopReason {@code "eos"} (end-of-generation token), {@code "length"} (max tokens or full context),
+ * @param stopReason {@code "eos"} (end-of-generation token, or a grammar that was complete and allowed nothing more), {@code "length"} (max tokens or full context),
  *                   {@code "cancelled"} (the listener returned false)
  * @param decodeSteps tokens produced by decoding (all but the first)
  * @param draftedTokens  draft tokens proposed (speculative decoding; 0 otherwise)

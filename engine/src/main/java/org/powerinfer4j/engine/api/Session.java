@@ -1,6 +1,7 @@
 package org.powerinfer4j.engine.api;
 
 import java.util.Arrays;
+import org.powerinfer4j.engine.grammar.TokenConstraint;
 import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.sampling.Sampler;
@@ -188,9 +189,12 @@ public final class Session implements AutoCloseable {
     public GenerationResult generate(int[] promptTokens, GenerationParams params, TokenListener listener) {
         if (promptTokens.length == 0 && position == 0)
             throw new ModelException("empty prompt: nothing to generate from (the model adds no BOS)");
+        if (params.grammar() != null && params.speculation() != null)
+            throw new IllegalArgumentException("grammar-constrained generation does not combine with speculative decoding");
         Sampler sampler = new Sampler(params.sampling());
         Emitter em = new Emitter(params, model.tokenizer(), listener);
         DraftSource source = params.speculation() == null ? null : draftSource(params.speculation());
+        TokenConstraint constraint = params.grammar() == null ? null : new TokenConstraint(params.grammar(), model.tokenizer());
 
         long t0 = System.nanoTime();
         if (promptTokens.length > 0) feed(promptTokens, true);
@@ -203,7 +207,18 @@ public final class Session implements AutoCloseable {
             spec.run(sampler, em);
         } else {
             while (em.more()) {
-                int next = sampler.sample(state.logits(), tokens, position);
+                if (constraint != null && constraint.finished()) {
+                    em.endOfGrammar();   // the grammar is complete and nothing may follow: no token to sample
+                    break;
+                }
+                int next;
+                if (constraint == null) next = sampler.sample(state.logits(), tokens, position);
+                else {
+                    // tokens that may still be emitted, this one included (the last one is emitted but not fed)
+                    int budget = Math.min(em.remaining(), contextLength - position + 1);
+                    next = sampler.sample(state.logits(), tokens, position, constraint, budget);
+                    constraint.accept(next);
+                }
                 if (!em.emit(next, state.logits())) break;   // the logits `next` was sampled from
                 if (position >= contextLength) break;
                 feed(new int[]{next}, true);

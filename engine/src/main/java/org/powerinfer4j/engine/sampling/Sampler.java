@@ -2,11 +2,18 @@ package org.powerinfer4j.engine.sampling;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import org.powerinfer4j.engine.grammar.TokenConstraint;
 
 /**
  * The sampler chain, in llama.cpp's order: repetition penalty → top-k → top-p → min-p → temperature → draw.
  * Greedy (temperature ≤ 0) is a plain argmax after the penalty. Draws come from a {@link SplittableRandom}
  * seeded once, so a fixed seed gives the same tokens whatever the thread count (logits do not depend on it).
+ *
+ * <p>With a {@link TokenConstraint} (grammar-constrained decoding) only tokens the grammar allows are returned, and
+ * the full vocabulary is masked only when needed: greedy tries the tokens in order of logit and returns the first
+ * allowed one (the argmax of the masked logits); sampling keeps the allowed candidates of the chain (top-k, top-p,
+ * min-p) and draws among them renormalised. Only when none of those is allowed are the logits of every disallowed
+ * token set to -inf and the chain run again.
  */
 public final class Sampler {
     private final SamplingParams p;
@@ -28,16 +35,61 @@ public final class Sampler {
      * penalty). {@code logits} is not modified.
      */
     public int sample(float[] logits, int[] history, int historyLength) {
+        return sample(logits, history, historyLength, null, Integer.MAX_VALUE);
+    }
+
+    /** How many of the top tokens greedy decoding checks against a constraint before it masks the whole vocabulary. */
+    static final int GREEDY_CANDIDATES = 64;
+
+    /**
+     * {@link #sample(float[], int[], int)} restricted to the tokens {@code constraint} allows with {@code budget}
+     * tokens left (this one included); a null constraint allows every token. The constraint is not advanced.
+     */
+    public int sample(float[] logits, int[] history, int historyLength, TokenConstraint constraint, int budget) {
         penalised(logits, history, historyLength);
-        if (p.greedy()) return argmax(work);
+        if (constraint == null) return p.greedy() ? argmax(work) : draw(distribution());
+        if (p.greedy()) {
+            int best = argmax(work);
+            if (constraint.allows(best, budget)) return best;
+            int c = topIndices(work, Math.min(GREEDY_CANDIDATES, work.length), idx);
+            for (int i = 0; i < c; i++) if (constraint.allows(idx[i], budget)) return idx[i];
+            mask(constraint, budget);
+            return argmax(work);
+        }
         double[] probs = distribution();
+        double allowed = 0;
+        for (int i = 0; i < count; i++) {
+            if (constraint.allows(idx[i], budget)) allowed += probs[i];
+            else probs[i] = 0;
+        }
+        if (allowed > 0) {
+            for (int i = 0; i < count; i++) probs[i] /= allowed;
+            return draw(probs);
+        }
+        mask(constraint, budget);
+        return draw(distribution());
+    }
+
+    private boolean[] allowedMask = new boolean[0];
+
+    /** Sets the logits of every token the constraint does not allow to -inf (ignoring the budget if it allows none). */
+    private void mask(TokenConstraint constraint, int budget) {
+        if (allowedMask.length != work.length) allowedMask = new boolean[work.length];
+        if (constraint.allowedTokens(budget, allowedMask) == 0 && constraint.allowedTokens(Integer.MAX_VALUE, allowedMask) == 0)
+            throw new IllegalStateException("no token of the vocabulary continues the grammar");
+        for (int i = 0; i < work.length; i++) if (!allowedMask[i]) work[i] = Float.NEGATIVE_INFINITY;
+    }
+
+    /** Draws a candidate {@code idx[i]} with probability {@code probs[i]} (zero-probability candidates never). */
+    private int draw(double[] probs) {
         double r = random.nextDouble();
         double cum = 0;
         for (int i = 0; i < count; i++) {
             cum += probs[i];
             if (r < cum) return idx[i];
         }
-        return idx[count - 1];
+        for (int i = count - 1; i > 0; i--) if (probs[i] > 0) return idx[i];   // rounding at the very end of the sum
+        return idx[0];
     }
 
     /**
@@ -84,6 +136,7 @@ public final class Sampler {
         // candidates sorted by logit, cut to top-k
         int k = p.topK() > 0 ? Math.min(p.topK(), n) : n;
         count = topIndices(work, k, idx);
+        while (count > 1 && work[idx[count - 1]] == Float.NEGATIVE_INFINITY) count--;   // masked tokens are no candidates
 
         // softmax over the candidates (before temperature, as llama.cpp's top-p/min-p see them)
         double[] probs = softmax(work, idx, count, 1f);

@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.tokenizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Renders a conversation with a chat template and tokenizes it so that the template's special tokens
@@ -14,14 +15,28 @@ public final class ChatPrompt {
 
     /** Token ids of the rendered conversation (BOS added only if the template did not write it). */
     public static int[] tokenize(ChatTemplate template, Tokenizer tokenizer, List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return tokenize(template, tokenizer, messages, addGenerationPrompt, List.of());
+    }
+
+    /**
+     * As {@link #tokenize(ChatTemplate, Tokenizer, List, boolean)}, with {@code tools} in the template's scope
+     * ({@link ChatTemplate#render(List, boolean, List)}). Empty contents stay empty (templates test them, e.g. an
+     * assistant turn that only calls tools), so only non-empty ones are protected.
+     */
+    public static int[] tokenize(ChatTemplate template, Tokenizer tokenizer, List<ChatMessage> messages, boolean addGenerationPrompt,
+                                 List<Map<String, Object>> tools) {
         List<ChatMessage> masked = new ArrayList<>(messages.size());
-        for (int i = 0; i < messages.size(); i++) masked.add(new ChatMessage(messages.get(i).role(), sentinel(i)));
-        String rendered = template.render(masked, addGenerationPrompt);
+        for (int i = 0; i < messages.size(); i++) {
+            ChatMessage m = messages.get(i);
+            masked.add(m.content().isEmpty() ? m : m.withContent(sentinel(i)));
+        }
+        String rendered = template.render(masked, addGenerationPrompt, tools);
         StringBuilder text = new StringBuilder(rendered.length() + 256);
         List<int[]> ranges = new ArrayList<>();
         int pos = 0;
         boolean allFound = true;
         for (int i = 0; i < messages.size(); i++) {
+            if (messages.get(i).content().isEmpty()) continue;
             String s = sentinel(i);
             int at = rendered.indexOf(s, pos);
             if (at < 0) {
@@ -37,7 +52,7 @@ public final class ChatPrompt {
         if (!allFound) {
             // the template transformed the contents (e.g. re-cased them): render for real and protect every
             // occurrence of each content instead
-            String real = template.render(messages, addGenerationPrompt);
+            String real = template.render(messages, addGenerationPrompt, tools);
             ranges.clear();
             for (ChatMessage m : messages) {
                 if (m.content().isEmpty()) continue;

@@ -89,15 +89,52 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     @Override
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return render(messages, addGenerationPrompt, List.of());
+    }
+
+    private volatile Capabilities capabilities;
+
+    @Override
+    public Capabilities capabilities() {
+        Capabilities c = capabilities;
+        if (c == null) capabilities = c = TemplateProbe.probe(this);
+        return c;
+    }
+
+    /**
+     * Messages as HF templates see them: {@code role}, {@code content}; an assistant turn's {@code tool_calls} as
+     * {@code [{id, type: "function", function: {name, arguments}}]} with the arguments parsed into a map (as
+     * llama.cpp passes them, so templates can iterate them or apply {@code tojson}); a tool turn's
+     * {@code tool_call_id} and {@code name}.
+     */
+    @Override
+    public String render(List<ChatMessage> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools) {
         List<Map<String, Object>> msgs = new ArrayList<>(messages.size());
         for (ChatMessage m : messages) {
             Map<String, Object> map = new LinkedHashMap<>();
             map.put("role", m.role());
             map.put("content", m.content());
+            if (m.hasToolCalls()) {
+                List<Map<String, Object>> calls = new ArrayList<>();
+                for (ChatMessage.ToolCall c : m.toolCalls()) {
+                    Map<String, Object> fn = new LinkedHashMap<>();
+                    fn.put("name", c.name());
+                    fn.put("arguments", parsedArguments(c.arguments()));
+                    Map<String, Object> call = new LinkedHashMap<>();
+                    if (c.id() != null) call.put("id", c.id());
+                    call.put("type", "function");
+                    call.put("function", fn);
+                    calls.add(call);
+                }
+                map.put("tool_calls", calls);
+            }
+            if (m.toolCallId() != null) map.put("tool_call_id", m.toolCallId());
+            if (m.name() != null) map.put("name", m.name());
             msgs.add(map);
         }
         Map<String, Object> ctx = new HashMap<>();
         ctx.put("messages", msgs);
+        if (tools != null && !tools.isEmpty()) ctx.put("tools", tools);
         ctx.put("bos_token", bosToken);
         ctx.put("eos_token", eosToken);
         ctx.put("add_generation_prompt", addGenerationPrompt);
@@ -119,6 +156,17 @@ public final class JinjaChatTemplate implements ChatTemplate {
             throw new ChatTemplateException("chat template '" + name + "' failed at line " + err.getLineno() + ": " + msg, cause);
         }
         return result.getOutput();
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /** A call's arguments as a map (or list, ...) when they are JSON, else the text itself. */
+    private static Object parsedArguments(String arguments) {
+        try {
+            return JSON.readValue(arguments, Object.class);
+        } catch (java.io.IOException | RuntimeException e) {
+            return arguments;
+        }
     }
 
     private static ChatTemplateException failure(RuntimeException e) {
