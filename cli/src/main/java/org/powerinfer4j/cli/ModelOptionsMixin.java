@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
-import org.powerinfer4j.engine.backend.GpuMode;
 import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sparse.SparseMode;
@@ -105,10 +104,8 @@ public final class ModelOptionsMixin {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--vram-budget must be a non-negative number of GiB");
         if (gpuLayers != null && gpuLayers < 0)
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "-ngl must be >= 0");
-        GpuMode mode = gpu != null ? GpuMode.parse(gpu)
-                : vramBudget != null || gpuIndex != null || (gpuLayers != null && gpuLayers > 0) ? GpuMode.AUTO : GpuMode.OFF;
-        return new GpuOptions(mode, vramBudget == null ? -1 : (long) Math.floor(vramBudget * (1L << 30)), gpuIndex, gpuActivations,
-                GpuOptions.DEFAULT_COLD_MASK, GpuOptions.DEFAULT_TILE, gpuLayers == null ? 0 : gpuLayers);
+        return GpuOptions.fromFlags(gpu, vramBudget == null ? -1 : (long) Math.floor(vramBudget * (1L << 30)), gpuIndex, gpuActivations,
+                gpuLayers == null ? 0 : gpuLayers);
     }
 
     /** The model path: an existing file, else a cached model of that name; checked to be a regular file. */

@@ -4,7 +4,6 @@ import java.io.Serializable;
 import java.nio.file.Path;
 import org.powerinfer4j.engine.api.DecodeBatching;
 import org.powerinfer4j.engine.api.ModelOptions;
-import org.powerinfer4j.engine.backend.GpuMode;
 import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.sparse.SparseMode;
@@ -56,8 +55,7 @@ public record ModelSpec(String model, int threads, int contextLength, int batchS
         if (sparse != null) o = o.withSparseMode(SparseMode.parse(sparse));
         if (!Float.isNaN(sparseThreshold)) o = o.withSparseThreshold(sparseThreshold);
         o = o.withDecodeBatching(DecodeBatching.parse(decodeBatching)).withRepack(repack);
-        GpuMode mode = gpu != null ? GpuMode.parse(gpu) : vramBudgetGiB >= 0 || gpuIndex != null || gpuLayers > 0 ? GpuMode.AUTO : GpuMode.OFF;
-        return o.withGpu(new GpuOptions(mode, vramBudgetGiB < 0 ? -1 : (long) Math.floor(vramBudgetGiB * (1L << 30)),
-                gpuIndex == null ? null : Path.of(gpuIndex), null, GpuOptions.DEFAULT_COLD_MASK, GpuOptions.DEFAULT_TILE, gpuLayers));
+        return o.withGpu(GpuOptions.fromFlags(gpu, vramBudgetGiB < 0 ? -1 : (long) Math.floor(vramBudgetGiB * (1L << 30)),
+                gpuIndex == null ? null : Path.of(gpuIndex), null, gpuLayers));
     }
 }

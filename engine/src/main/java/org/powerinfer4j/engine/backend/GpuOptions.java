@@ -34,6 +34,18 @@ public record GpuOptions(GpuMode mode, long vramBudget, Path gpuIndex, Path acti
         this(mode, vramBudget, gpuIndex, activations, coldMask, tile, 0);
     }
 
+    /**
+     * The options the command-line flags {@code --gpu --vram-budget --gpu-index --gpu-activations -ngl} give (shared by the
+     * CLI and the Spark module): without {@code --gpu}, AUTO when a budget, an index or GPU layers are asked for, else OFF.
+     *
+     * @param gpu        the {@code --gpu} value, or null
+     * @param vramBudget bytes, or -1 for none
+     */
+    public static GpuOptions fromFlags(String gpu, long vramBudget, Path gpuIndex, Path activations, int gpuLayers) {
+        GpuMode mode = gpu != null ? GpuMode.parse(gpu) : vramBudget >= 0 || gpuIndex != null || gpuLayers > 0 ? GpuMode.AUTO : GpuMode.OFF;
+        return new GpuOptions(mode, vramBudget, gpuIndex, activations, DEFAULT_COLD_MASK, DEFAULT_TILE, gpuLayers);
+    }
+
     /** Whole dense layers on {@code mode}: the last {@code n} ({@code -ngl n}). */
     public static GpuOptions layers(GpuMode mode, int n) {
         return new GpuOptions(mode, -1, null, null, DEFAULT_COLD_MASK, DEFAULT_TILE, n);
