@@ -171,6 +171,13 @@ class PowerInferGeneratorTest {
     }
 
     @Test
+    void aModelPathNoExecutorCanOpenFailsTheJobNamingIt() {
+        PowerInferGenerator g = generator().setModelPath("/no/such/model.gguf");
+        assertThatThrownBy(() -> g.transform(prompts(SparkTestSupport.spark(), 1, PROMPTS[0])).collectAsList())
+                .hasMessageContaining("cannot open model /no/such/model.gguf: no such file or cached model: /no/such/model.gguf");
+    }
+
+    @Test
     void savedAndLoadedWithItsParams(@TempDir Path dir) throws Exception {
         SparkTestSupport.spark();
         PowerInferGenerator g = generator().setSeedCol("seed").setStop("\n", ".").setTemperature(0.5).setStreams(2).setChatTemplate(true);
