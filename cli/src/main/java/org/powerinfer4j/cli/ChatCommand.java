@@ -45,6 +45,10 @@ public final class ChatCommand implements Callable<Integer> {
     @Option(names = "--chat-template", paramLabel = "NAME", description = "Use a built-in template instead of the file's: chatml, llama2, llama3, mistral, phi3, plain.")
     String templateName;
 
+    @Option(names = "--no-warmup",
+            description = "No warm-up while you type the first message (short throwaway generations for about 3 s that let the JIT compile the kernels, so the first answer starts at warm speed).")
+    boolean noWarmup;
+
     @Override
     public Integer call() throws Exception {
         GenerationParams base = GenerationParams.defaults().withMaxTokens(nPredict).withSampling(sampling.toParams()); // checked before any output
@@ -58,6 +62,7 @@ public final class ChatCommand implements Callable<Integer> {
             out.printf("%s, template %s, context %d. /exit to quit, /reset to forget, Ctrl-C stops an answer.%n",
                     m.file().path().getFileName(), template.name(), session.contextLength());
             if (!m.placementSummary().isEmpty()) out.println(m.placementSummary().strip());
+            if (!noWarmup) BackgroundWarmUp.start(m);
             List<ChatMessage> conversation = new ArrayList<>();
             if (system != null) conversation.add(ChatMessage.system(system));
             AtomicBoolean stop = new AtomicBoolean();

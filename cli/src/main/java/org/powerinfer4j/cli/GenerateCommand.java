@@ -45,6 +45,10 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--stats", description = "Print per-layer FFN sparsity statistics (in predict mode also measures predictor recall/precision, at the cost of a dense gate product).")
     boolean stats;
 
+    @Option(names = "--warmup", description = "Before the prompt, compile the kernels with about 3 s of short throwaway generations (as chat and serve do); "
+            + "the timings then show warm speeds, and the warm-up's own time is printed.")
+    boolean warmup;
+
     @Override
     public Integer call() throws Exception {
         // every option is checked before the model loads or the prompt is echoed
@@ -58,6 +62,11 @@ public final class GenerateCommand implements Callable<Integer> {
             int[] ids = m.tokenizer().encode(text, true, false);
             if (ids.length >= s.contextLength())
                 throw new IllegalArgumentException("prompt too long: " + ids.length + " tokens do not fit the context of " + s.contextLength() + " (raise -c)");
+            long warmupMillis = -1;
+            if (warmup) {
+                warmupMillis = m.warmUp();
+                if (m.sparsityStats() != null) m.sparsityStats().reset();   // --stats counts the prompt's tokens only
+            }
             if (!noDisplayPrompt) out.print(text);
             out.flush();
             GenerationParams params = speculation.apply(base, draft);
@@ -69,8 +78,8 @@ public final class GenerateCommand implements Callable<Integer> {
             out.println();
             String spec = params.speculation() == null ? "" : String.format(" | draft: %d accepted of %d (%.1f%%)",
                     r.acceptedTokens(), r.draftedTokens(), r.draftedTokens() == 0 ? 0 : 100 * r.acceptanceRate());
-            System.err.printf("%nload: %d ms | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s%s | stop: %s%n",
-                    m.loadMillis(), r.promptTokens().length, r.promptTokensPerSecond(),
+            System.err.printf("%nload: %d ms%s | prompt: %d tokens, %.2f tokens/s | generation: %d tokens, %.2f tokens/s%s | stop: %s%n",
+                    m.loadMillis(), warmupMillis < 0 ? "" : " | warm-up: " + warmupMillis + " ms", r.promptTokens().length, r.promptTokensPerSecond(),
                     r.generatedTokens().length, r.generationTokensPerSecond(), spec, r.stopReason());
             if (m.sparsityStats() != null && (stats || m.sparseMode() != org.powerinfer4j.engine.sparse.SparseMode.OFF)) {
                 System.err.printf("ffn: --sparse %s%s, %.1f%% of neurons computed per token%n", m.sparseMode().name().toLowerCase(),

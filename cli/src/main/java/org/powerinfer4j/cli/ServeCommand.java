@@ -52,6 +52,10 @@ public final class ServeCommand implements Callable<Integer> {
             + "(faster multi-turn chat; results may differ from a fresh evaluation in the last bits).")
     boolean cachePrompt;
 
+    @Option(names = "--no-warmup",
+            description = "Listen at once, without the warm-up (short throwaway generations for about 3 s that let the JIT compile the kernels before the first request).")
+    boolean noWarmup;
+
     @Option(names = {"-a", "--alias"}, paramLabel = "NAME", description = "Model id in /v1/models and responses (default: the file name without .gguf).")
     String alias;
 
@@ -69,6 +73,7 @@ public final class ServeCommand implements Callable<Integer> {
             GenerationParams defaults = speculation.apply(base, draft);
             ServerConfig config = new ServerConfig(host, port, parallel, queue != null ? queue : 4 * parallel, key, maxBody,
                     Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed);
+            if (!noWarmup) System.err.printf("warm-up: %d ms%n", m.warmUp());   // llama-server warms up before it listens too
             OpenAiServer server = OpenAiServer.start(m, config);
             CountDownLatch stopped = new CountDownLatch(1);
             Thread hook = new Thread(() -> {

@@ -58,6 +58,15 @@ class CliTest {
         assertThat(r.err()).contains("prompt: 5 tokens").contains("generation: 32 tokens");
     }
 
+    /** --warmup runs before the prompt, says how long it took, and leaves the text as llama.cpp's (the same as without it). */
+    @Test
+    void generateWithWarmUpGivesTheSameText() {
+        Result r = run("generate", "-m", STORIES, "-p", "Once upon a time", "-n", "32", "--temp", "0", "-t", "2", "--warmup");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).as("stdout").startsWith("Once upon a time, there was a little girl named Lily. She loved to play outside in the park.");
+        assertThat(r.err()).containsPattern("load: \\d+ ms \\| warm-up: \\d+ ms \\| prompt: 5 tokens");
+    }
+
     @Test
     void sparseStatsArePrinted() {
         Result r = run("generate", "-m", TESTDATA.resolve("sparse/stories260K-relu.powerinfer.gguf").toString(), "-p", "Once upon a time",
