@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
                 "mean sparsity, with predictors built from the same structure (falcon/opt: a non-gated ReLU FFN).",
                 "Example: generate-model --preset 110m --type q8_0 --vocab-from vocab/ggml-vocab-llama-spm.gguf 110m-q8_0.gguf",
                 "Example: generate-model --preset llama-7b --layers 4 --type q4_0 --sparse-relu --sparsity 0.9 relu-7b-l4.powerinfer.gguf",
-                "Example: generate-model --preset falcon-7b --layers 2 --type q8_0 --sparse-relu relu-falcon-7b-l2.powerinfer.gguf"})
+                "Example: generate-model --preset falcon-7b --layers 2 --type q8_0 --sparse-relu relu-falcon-7b-l2.powerinfer.gguf",
+                "Example: generate-model --preset mixtral-8x7b --layers 2 --type q4_0 --experts 8 --sparse-relu moe-relu-l2.powerinfer.gguf"})
 public final class GenerateModelCommand implements Callable<Integer> {
     static final String DEFAULT_VOCAB = "vocab/ggml-vocab-llama-spm.gguf";
 
@@ -113,6 +114,14 @@ public final class GenerateModelCommand implements Callable<Integer> {
             description = "with --sparse-relu: share of each gate row the predictor cannot see (default ${DEFAULT-VALUE})")
     double gateNoise;
 
+    @Option(names = "--experts", paramLabel = "N",
+            description = "llama only: Mixtral-style mixture-of-experts FFNs with N experts (router + ffn_*_exps, as llama.cpp writes Mixtral); "
+                    + "with --sparse-relu each expert gets its own planted power law (no predictors). Default: 8 for --preset mixtral-8x7b, else a dense FFN")
+    Integer expertsOption;
+
+    @Option(names = "--experts-used", paramLabel = "K", defaultValue = "2", description = "with --experts: experts per token (default ${DEFAULT-VALUE})")
+    int expertsUsed;
+
     static final class Presets implements Iterable<String> {
         @Override
         public java.util.Iterator<String> iterator() {
@@ -126,6 +135,7 @@ public final class GenerateModelCommand implements Callable<Integer> {
         PrintWriter outw = spec.commandLine().getOut();
         ModelShape shape = shape();
         ModelArch a = architecture();
+        int experts = expertsOption != null ? expertsOption : "mixtral-8x7b".equalsIgnoreCase(preset) ? 8 : 0;
         GGMLType t = parseType(type);
         Path vocab = vocabFrom != null ? vocabFrom : defaultVocab();
         if (!Files.isRegularFile(vocab)) throw new ParameterException(spec.commandLine(), "vocabulary file not found: " + vocab);
@@ -133,15 +143,17 @@ public final class GenerateModelCommand implements Callable<Integer> {
         if (threads != null) g.threads(threads);
         PlantedSparsity.Spec spec = sparseRelu ? sparseSpec() : null;
         try {
-            g.architecture(a).sparseRelu(spec);
+            g.architecture(a).sparseRelu(spec).experts(experts, expertsUsed);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(this.spec.commandLine(), e.getMessage());
         }
         if (name != null) g.name(name);
         else if (preset != null && dim == null && layers == null && ff == null && heads == null && kvHeads == null
                 && ModelShape.presetArch(preset) == a)
-            g.name("random-" + preset + (spec != null ? "-" + a.sparseLabel(spec.activation()) : "") + "-" + t.name().toLowerCase(Locale.ROOT));
-        err.printf("generating %s %s, %s, vocabulary %d from %s, seed %d -> %s%n", a.ggufName(), shape, t, g.vocabSize(), vocab, seed, out);
+            g.name("random-" + preset + (spec != null ? "-" + a.sparseLabel(spec.activation()) : "")
+                    + (experts > 0 ? "-moe" + experts + "x" + expertsUsed : "") + "-" + t.name().toLowerCase(Locale.ROOT));
+        err.printf("generating %s %s%s, %s, vocabulary %d from %s, seed %d -> %s%n", a.ggufName(), shape,
+                experts > 0 ? ", " + experts + " experts (" + expertsUsed + " per token)" : "", t, g.vocabSize(), vocab, seed, out);
         if (spec != null)
             err.printf(Locale.ROOT, "  PowerInfer %s model: sparsity %.2f, power-law alpha %.2f, predictor hidden %d, gate noise %.2f, margin %.2f%n",
                     a.sparseLabel(spec.activation()), spec.sparsity(), spec.alpha(), spec.hidden(shape.dim()),

@@ -14,6 +14,7 @@ import org.powerinfer4j.engine.model.FeedForward;
 import org.powerinfer4j.engine.model.GraphBuilder;
 import org.powerinfer4j.engine.model.MoeFeedForward;
 import org.powerinfer4j.engine.model.LayerWeights;
+import org.powerinfer4j.engine.sparse.SparseExpertFeedForward;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import org.powerinfer4j.engine.sparse.SparsityStats;
@@ -88,7 +89,11 @@ public final class Model implements AutoCloseable {
         this.pool = new WorkerPool(options.threads());
         try {
             // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
-            this.weights = repacked(weights, options, sparseMode == SparseMode.OFF);
+            this.weights = repacked(weights, options, switch (sparseMode) {   // exact computes the selector densely
+                case OFF -> ModelWeights.FfnRepack.ALL;
+                case EXACT -> ModelWeights.FfnRepack.SELECTOR;
+                case PREDICT -> ModelWeights.FfnRepack.NONE;
+            });
             this.stats = options.sparseStats() || sparseMode != SparseMode.OFF ? new SparsityStats(config.layers(), config.ffDim()) : null;
             this.transformer = new Transformer(config, this.weights, feedForward());
             GpuOptions g = options.gpu();
@@ -122,15 +127,15 @@ public final class Model implements AutoCloseable {
     }
 
     /** The weights with repacked Q4_0 and Q4_K copies when asked for and possible; without them (one note) when memory runs out. */
-    private ModelWeights repacked(ModelWeights w, ModelOptions o, boolean denseFfn) {
+    private ModelWeights repacked(ModelWeights w, ModelOptions o, ModelWeights.FfnRepack ffn) {
         if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
-        long bytes = w.repackBytes(denseFfn);
+        long bytes = w.repackBytes(ffn);
         if (bytes == 0) return w;
         ModelListener l = o.listener();
         // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it
         l.loadStarted("repacking Q4_0/Q4_K matrices", bytes);
         try {
-            return w.repackedForCpu(repackArena, pool, denseFfn, l::loadAdvanced);
+            return w.repackedForCpu(repackArena, pool, ffn, l::loadAdvanced);
         } catch (OutOfMemoryError e) {
             repackArena.close();
             repackArena = Arena.ofShared();
@@ -164,10 +169,11 @@ public final class Model implements AutoCloseable {
     static SparseMode chooseSparseMode(ModelConfig c, ModelWeights w, ModelOptions o) {
         boolean predictors = java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor());
         SparseMode m = o.sparseMode();
-        if (c.params().moe()) {
-            if (m != null && m != SparseMode.OFF)
-                throw new ModelException("--sparse " + m.name().toLowerCase() + " is not supported on mixture-of-experts models yet; use --sparse off");
-            return SparseMode.OFF;
+        if (c.params().moe()) {   // neuron sparsity inside the routed experts: exact only (no per-expert predictors)
+            if (m == SparseMode.PREDICT)
+                throw new ModelException("--sparse predict is not supported on mixture-of-experts models (no per-expert predictors yet); "
+                        + "use --sparse exact (ReLU experts) or --sparse off");
+            if (m == null) return c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
         }
         if (m == null) return predictors && c.activation().isRelu() ? SparseMode.PREDICT : c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
         if (m != SparseMode.OFF && !c.activation().isRelu())
@@ -182,20 +188,26 @@ public final class Model implements AutoCloseable {
         if (options.gpu().enabled() && sparseMode == SparseMode.EXACT && options.gpu().gpuLayers() == 0)
             options.listener().message("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
                     + sparseMode.name().toLowerCase() + " runs on the CPU");
-        if (config.params().moe()) return new MoeFeedForward(config);
+        if (config.params().moe())
+            return sparseMode != SparseMode.OFF ? new MoeFeedForward(config, new SparseExpertFeedForward(config.activation(), expertDownT(), stats))
+                    : config.activation().isRelu() && stats != null ? new MoeFeedForward(config, SparseExpertFeedForward.denseWithStats(stats))
+                    : new MoeFeedForward(config);
         if (sparseMode == SparseMode.OFF)
             return config.activation().isRelu() && stats != null ? SparseFeedForward.denseWithStats(config.activation(), stats)
                     : new DenseFeedForward(config.activation());
         Tensor[] downT = new Tensor[config.layers()];
         int maxHidden = 1;
+        java.util.List<Integer> toTranspose = new java.util.ArrayList<>();
         for (int i = 0; i < downT.length; i++) {
             LayerWeights l = weights.layers()[i];
             if (l.ffnDownT() != null) downT[i] = l.ffnDownT();
-            else {
-                if (transposedDown == null) transposedDown = new TransposedDown();
-                downT[i] = transposedDown.transpose(l.ffnDown());
-            }
+            else toTranspose.add(i);
             if (l.predictorFc1() != null) maxHidden = Math.max(maxHidden, l.predictorFc1().rows());
+        }
+        if (!toTranspose.isEmpty()) {   // a dense ReLU GGUF: neuron-major copies made once, on the model's threads
+            transposedDown = new TransposedDown();
+            Tensor[] t = transposedDown.transposeAll(toTranspose.stream().map(i -> weights.layers()[i].ffnDown()).toList(), options.threads());
+            for (int j = 0; j < t.length; j++) downT[toTranspose.get(j)] = t[j];
         }
         sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
@@ -229,6 +241,24 @@ public final class Model implements AutoCloseable {
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
+    }
+
+    /** Neuron-major copies of every routed expert's down projection, [layer][expert] (null for layers without a router). */
+    private Tensor[][] expertDownT() {
+        Tensor[][] downT = new Tensor[config.layers()][];
+        int experts = config.params().experts();
+        java.util.List<Tensor> downs = new java.util.ArrayList<>();
+        for (int i = 0; i < downT.length; i++) {
+            LayerWeights l = weights.layers()[i];
+            if (l.get("ffn_gate_inp.weight") == null) continue;   // a dense layer of a MoE model runs dense
+            downT[i] = new Tensor[experts];
+            for (int e = 0; e < experts; e++) downs.add(l.expert("down", e));
+        }
+        transposedDown = new TransposedDown();
+        Tensor[] all = transposedDown.transposeAll(downs, options.threads());
+        for (int i = 0, n = 0; i < downT.length; i++)
+            if (downT[i] != null) for (int e = 0; e < experts; e++) downT[i][e] = all[n++];
+        return downT;
     }
 
     /** Observes every layer's FFN inputs and activations (profiling, predictor training); null removes it. */

@@ -195,23 +195,37 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
             throw new ModelException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected [" + in + ", " + out + "]");
     }
 
-    /** Whether the layer tensor {@code name} is a matrix the dense products read (attention, and the FFN when dense). */
-    private static boolean denseProduct(String name, boolean ffnToo) {
+    /** Which FFN matrices the dense products read, and so get a repacked copy. */
+    public enum FfnRepack {
+        /** None: the FFN runs on predicted rows only (the mapped file's rows). */
+        NONE,
+        /** The matrix whose ReLU decides which neurons fire (gate, else up; experts' too): computed densely by {@code --sparse exact}. */
+        SELECTOR,
+        /** All of them: the FFN runs dense. */
+        ALL
+    }
+
+    /** Whether the tensor {@code name} of layer {@code l} is a matrix the dense products read (attention, and the FFN per {@code ffn}). */
+    private static boolean denseProduct(LayerWeights l, String name, FfnRepack ffn) {
         if (name.startsWith("attn_") && name.endsWith(".weight") && !name.contains("norm") && !name.equals("attn_sinks.weight")) return true;
-        return ffnToo && name.startsWith("ffn_") && name.endsWith(".weight") && !name.contains("norm") && !name.startsWith("ffn_down_t")
+        boolean ffnMatrix = name.startsWith("ffn_") && name.endsWith(".weight") && !name.contains("norm") && !name.startsWith("ffn_down_t")
                 && !name.startsWith("ffn_gate_inp");
+        return switch (ffn) {
+            case NONE -> false;
+            case ALL -> ffnMatrix;
+            case SELECTOR -> ffnMatrix && (name.startsWith("ffn_gate.") || (name.startsWith("ffn_up.") && l.ffnGate() == null && l.expert("gate", 0) == null));
+        };
     }
 
     /**
      * These weights with a {@link RepackedQ4} copy (allocated in {@code arena}) attached to every Q4_0 and Q4_K matrix the
-     * dense products read: attention projections, the output head, and — when {@code ffnToo} (the FFN runs dense)
-     * — the FFN matrices. Sparse FFN paths read single rows of the mapped file and keep the original layout.
-     * The copy runs on {@code pool}'s threads.
+     * dense products read: attention projections, the output head, and the FFN matrices {@code ffn} names. Sparse FFN
+     * paths read single rows of the mapped file and keep the original layout. The copy runs on {@code pool}'s threads.
      */
-    public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, boolean ffnToo, java.util.function.LongConsumer bytesDone) {
+    public ModelWeights repackedForCpu(Arena arena, WorkerPool pool, FfnRepack ffn, java.util.function.LongConsumer bytesDone) {
         java.util.IdentityHashMap<Tensor, Tensor> copies = new java.util.IdentityHashMap<>();
         long done = 0;
-        for (Tensor x : toRepack(ffnToo)) {
+        for (Tensor x : toRepack(ffn)) {
             RepackedQ4 r = RepackedQ4.allocate(arena, x.type(), x.rowLength(), x.rows());
             pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
             copies.put(x, x.withRepacked(r));
@@ -219,25 +233,27 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         }
         java.util.function.UnaryOperator<Tensor> rp = t -> t == null ? null : copies.getOrDefault(t, t);
         LayerWeights[] ls = new LayerWeights[layers.length];
-        for (int i = 0; i < layers.length; i++)
-            ls[i] = layers[i].map((name, t) -> denseProduct(name, ffnToo) ? rp.apply(t) : t);
+        for (int i = 0; i < layers.length; i++) {
+            LayerWeights l = layers[i];
+            ls[i] = l.map((name, t) -> denseProduct(l, name, ffn) ? rp.apply(t) : t);
+        }
         // a tied output head keeps token_embd's mapped rows for the embedding lookup and gets its own repacked copy
         return new ModelWeights(tokenEmbd, outputNorm, rp.apply(output), tiedOutput, ls, outputNormBias, positionEmbd, ropeFreqs);
     }
 
     /** Bytes of the matrices {@link #repackedForCpu} copies (its progress runs up to this). */
-    public long repackBytes(boolean ffnToo) {
-        return toRepack(ffnToo).stream().mapToLong(t -> t.data().byteSize()).sum();
+    public long repackBytes(FfnRepack ffn) {
+        return toRepack(ffn).stream().mapToLong(t -> t.data().byteSize()).sum();
     }
 
     /** The matrices {@link #repackedForCpu} copies, each once (a tensor shared by two names is one copy). */
-    private java.util.List<Tensor> toRepack(boolean ffnToo) {
+    private java.util.List<Tensor> toRepack(FfnRepack ffn) {
         java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         java.util.List<Tensor> list = new java.util.ArrayList<>();
         java.util.function.Consumer<Tensor> want = t -> {
             if (t != null && RepackedQ4.repackable(t) && t.repacked() == null && seen.add(t)) list.add(t);
         };
-        for (LayerWeights l : layers) l.tensors().forEach((name, t) -> { if (denseProduct(name, ffnToo)) want.accept(t); });
+        for (LayerWeights l : layers) l.tensors().forEach((name, t) -> { if (denseProduct(l, name, ffn)) want.accept(t); });
         want.accept(output);
         return list;
     }

@@ -11,16 +11,23 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * and y = Σ_chosen w_e · expert_e(x) (+ a shared expert, gated by {@code sigmoid(ffn_gate_inp_shexp · x)} where
  * present). Only the chosen experts' weights are read: the tokens of a chunk are grouped per expert, and each
  * expert runs once over its group (matrix–matrix for a prompt). Experts are summed in index order, so the result
- * does not depend on the thread count. Layers without a router run {@code dense}.
+ * does not depend on the thread count. Layers without a router run {@code dense}. Each routed expert runs through
+ * an {@link ExpertFeedForward}: densely, or over its neurons that fire (ReLU experts, {@code --sparse exact}).
  */
 public final class MoeFeedForward implements FeedForward {
     private final ModelConfig c;
     private final FeedForward dense;
+    private final ExpertFeedForward expertFfn;
     private volatile FfnObserver observer;   // profiling: sees each routed expert's activations
 
     public MoeFeedForward(ModelConfig c) {
+        this(c, ExpertFeedForward.DENSE);
+    }
+
+    public MoeFeedForward(ModelConfig c, ExpertFeedForward expertFfn) {
         this.c = c;
         this.dense = new DenseFeedForward(c.activation());
+        this.expertFfn = expertFfn;
     }
 
     /** Installs (null removes) the observer told about each routed expert's activations ({@link FfnObserver#onExpertFfn}). */
@@ -35,8 +42,9 @@ public final class MoeFeedForward implements FeedForward {
         final float[] weights;
         final int[] members;
         final ExpertRouter router;
+        final Object expertScratch;
 
-        Scratch(int batch, int dim, int ff, ArchParams a, int sharedFf) {
+        Scratch(int batch, int dim, int ff, ArchParams a, int sharedFf, ExpertFeedForward expertFfn) {
             int experts = a.experts(), k = a.expertsUsed();
             logits = new float[batch * experts];
             gathered = new float[batch * dim];
@@ -49,6 +57,7 @@ public final class MoeFeedForward implements FeedForward {
             weights = new float[batch * k];
             members = new int[batch * k];
             router = new ExpertRouter(a);
+            expertScratch = expertFfn.newScratch(batch, ff);
         }
     }
 
@@ -63,7 +72,7 @@ public final class MoeFeedForward implements FeedForward {
         int dim = c.dim(), experts = a.experts(), k = a.expertsUsed();
         Tensor shUp = w.get("ffn_up_shexp.weight");
         int sharedFf = shUp == null ? 0 : shUp.rows();
-        Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), a, sharedFf));
+        Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), a, sharedFf, expertFfn));
         float[] x = s.ffnInput(), y = s.ffnOutput();
 
         Transformer.project(pool, router, x, batch, sc.logits);
@@ -78,8 +87,7 @@ public final class MoeFeedForward implements FeedForward {
                 for (int j = 0; j < k; j++) if (sc.chosen[b * k + j] == e) sc.members[n++] = b * k + j;
             if (n == 0) continue;   // this expert's weights are not read at all
             for (int i = 0; i < n; i++) System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
-            DenseFeedForward.compute(pool, c.activation(), w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
-                    w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), sc.gathered, n, sc.hb, sc.hb2, sc.out);
+            expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, n, sc.hb, sc.hb2, sc.out, sc.expertScratch);
             FfnObserver obs = observer;
             if (obs != null) obs.onExpertFfn(layer, e, n, sc.hb, w.expert("up", e).rows());
             for (int i = 0; i < n; i++) {

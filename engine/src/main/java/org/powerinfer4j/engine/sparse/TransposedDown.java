@@ -26,22 +26,64 @@ public final class TransposedDown implements AutoCloseable {
 
     /** Returns {@code down} ({@code {n_ff, dim}}) transposed to {@code {dim, n_ff}}: row r = neuron r. */
     public Tensor transpose(Tensor down) {
-        int ff = down.rowLength(), dim = down.rows();
-        GGMLType outType = down.type() == GGMLType.F32 ? GGMLType.F32 : GGMLType.F16;
-        MemorySegment seg = arena.allocate(outType.byteSize((long) ff * dim), 64);
-        RowKernel k = Kernels.forType(down.type());
-        float[] row = new float[ff];
-        for (int j = 0; j < dim; j++) {
-            k.dequantize(down.data(), down.rowOffset(j), row, 0, ff);
-            for (int r = 0; r < ff; r++) {
-                long idx = (long) r * dim + j;
-                if (outType == GGMLType.F32) seg.setAtIndex(F32, idx, row[r]);
-                else seg.setAtIndex(F16, idx, Float.floatToFloat16(row[r]));
+        return transposeAll(java.util.List.of(down), 1)[0];
+    }
+
+    /**
+     * {@link #transpose} of each matrix, on up to {@code threads} threads (one matrix per thread at a time: a
+     * Mixtral-shaped layer has 8 experts' down projections to transpose at load).
+     */
+    public Tensor[] transposeAll(java.util.List<Tensor> downs, int threads) {
+        Tensor[] out = new Tensor[downs.size()];
+        for (int i = 0; i < out.length; i++) {   // allocated here, filled in parallel below
+            Tensor down = downs.get(i);
+            int ff = down.rowLength(), dim = down.rows();
+            GGMLType outType = down.type() == GGMLType.F32 ? GGMLType.F32 : GGMLType.F16;
+            MemorySegment seg = arena.allocate(outType.byteSize((long) ff * dim), 64);
+            out[i] = new Tensor(down.name().replace("ffn_down", "ffn_down_t"), outType, new long[]{dim, ff}, seg);
+        }
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        Runnable work = () -> {
+            for (int i; (i = next.getAndIncrement()) < out.length; ) fill(downs.get(i), out[i]);
+        };
+        int n = Math.max(1, Math.min(threads, out.length));
+        Thread[] helpers = new Thread[n - 1];
+        for (int t = 0; t < helpers.length; t++) helpers[t] = Thread.ofPlatform().name("transpose-down").start(work);
+        work.run();
+        for (Thread t : helpers) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while transposing ffn_down", e);
             }
         }
-        String name = down.name().replace("ffn_down", "ffn_down_t");
-        return new Tensor(name, outType, new long[]{dim, ff}, seg);
+        return out;
     }
+
+    /** Rows of {@code down} in tiles of {@link #TILE}: each neuron's TILE outputs are written as one run (a cache line in F16). */
+    private static void fill(Tensor down, Tensor t) {
+        int ff = down.rowLength(), dim = down.rows();
+        boolean f32 = t.type() == GGMLType.F32;
+        MemorySegment seg = t.data();
+        RowKernel k = Kernels.forType(down.type());
+        float[] rows = new float[TILE * ff];
+        for (int j0 = 0; j0 < dim; j0 += TILE) {
+            int nb = Math.min(TILE, dim - j0);
+            for (int i = 0; i < nb; i++) k.dequantize(down.data(), down.rowOffset(j0 + i), rows, i * ff, ff);
+            for (int r = 0; r < ff; r++) {
+                long base = (long) r * dim + j0;
+                for (int i = 0; i < nb; i++) {
+                    float v = rows[i * ff + r];
+                    if (f32) seg.setAtIndex(F32, base + i, v);
+                    else seg.setAtIndex(F16, base + i, Float.floatToFloat16(v));
+                }
+            }
+        }
+    }
+
+    /** Output rows per tile: 32 F16 values are one 64-byte cache line of a neuron's row. */
+    private static final int TILE = 32;
 
     @Override
     public void close() {

@@ -144,7 +144,12 @@ public final class PlantedSparsity {
 
     /** One layer's plan: directions, rates, and everything the tensor rows are computed from. */
     Layer layer(int layer) {
-        return new Layer(layer);
+        return new Layer(layer, 0);
+    }
+
+    /** Expert {@code expert}'s plan in a mixture-of-experts layer: its own directions and rates (expert 0's are the dense layer's). */
+    Layer layer(int layer, int expert) {
+        return new Layer(layer, expert);
     }
 
     final class Layer {
@@ -155,9 +160,9 @@ public final class PlantedSparsity {
         final double sigmaX;
         private final long layerSeed;
 
-        Layer(int index) {
+        Layer(int index, int expert) {
             this.index = index;
-            this.layerSeed = RandomModelGenerator.mix(seed, 0x5EED0000 + index, 0);
+            this.layerSeed = RandomModelGenerator.mix(seed, 0x5EED0000 + index, expert);
             this.sigmaX = sigmaX(index);
             this.p = orthonormal(new SplittableRandom(RandomModelGenerator.mix(layerSeed, 1, 0)));
             this.rate = rates(new SplittableRandom(RandomModelGenerator.mix(layerSeed, 2, 0)));

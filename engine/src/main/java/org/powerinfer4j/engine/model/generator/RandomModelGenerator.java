@@ -52,6 +52,7 @@ public final class RandomModelGenerator {
     private String name;
     private ModelArch arch = ModelArch.LLAMA;
     private PlantedSparsity.Spec sparse;
+    private int experts, expertsUsed;   // 0: a dense FFN
 
     /** Summary of a written model. */
     public record Result(Path path, long bytes, long parameters, int vocabSize, double seconds) {}
@@ -113,6 +114,7 @@ public final class RandomModelGenerator {
     /** The architecture to write (default llama). */
     public RandomModelGenerator architecture(ModelArch arch) {
         Objects.requireNonNull(arch, "arch");
+        if (arch != ModelArch.LLAMA && experts > 0) throw new IllegalArgumentException("experts are written for llama only, not " + arch.ggufName());
         if (arch == ModelArch.OPT && shape.kvHeads() != shape.heads())
             throw new IllegalArgumentException("opt has no grouped-query attention: kv-heads " + shape.kvHeads() + " must equal heads " + shape.heads());
         if (sparse != null) arch.checkSparseActivation(sparse.activation());
@@ -131,11 +133,27 @@ public final class RandomModelGenerator {
         return this;
     }
 
+    /**
+     * Mixtral-style mixture-of-experts FFNs (llama only): a router {@code ffn_gate_inp} and {@code experts} experts in
+     * 3-D {@code ffn_{gate,up,down}_exps}, {@code used} of them per token, as llama.cpp's converter writes Mixtral. With
+     * {@link #sparseRelu} each expert gets its own planted power law (the file is PWRI, so the engine runs its experts
+     * as ReLU; no predictors — our extension, PowerInfer itself runs no MoE); 0 experts returns to a dense FFN.
+     */
+    public RandomModelGenerator experts(int experts, int used) {
+        if (experts < 0 || (experts > 0 && (used < 1 || used > experts)))
+            throw new IllegalArgumentException("experts-used must be between 1 and the expert count " + experts + ", not " + used);
+        if (experts > 0 && arch != ModelArch.LLAMA) throw new IllegalArgumentException("experts are written for llama only, not " + arch.ggufName());
+        this.experts = experts;
+        this.expertsUsed = experts == 0 ? 0 : used;
+        return this;
+    }
+
     /** general.name: as set, else derived from architecture, FFN, shape and type. */
     public String name() {
         if (name != null) return name;
         String a = sparse == null ? arch.ggufName()
                 : sparse.activation() == FfnActivation.DRELU ? "bamboo-drelu" : arch.ggufName() + "-" + arch.sparseLabel(sparse.activation());
+        if (experts > 0) a += "-moe" + experts + "x" + expertsUsed;
         return "random-" + a + "-d" + shape.dim() + "-l" + shape.layers() + "-" + type.name().toLowerCase(java.util.Locale.ROOT);
     }
 
@@ -146,7 +164,8 @@ public final class RandomModelGenerator {
     /** Parameters written, predictors included. */
     long parameterCount() {
         long p = shape.parameters(vocabSize, arch);
-        if (sparse != null) p += (long) shape.layers() * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
+        if (experts > 0) p += (long) shape.layers() * ((experts - 1) * 3L * shape.dim() * shape.ff() + (long) shape.dim() * experts);
+        else if (sparse != null) p += (long) shape.layers() * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
         return p;
     }
 
@@ -203,6 +222,10 @@ public final class RandomModelGenerator {
         w.putUInt32(a + ".feed_forward_length", shape.ff());
         w.putUInt32(a + ".attention.head_count", shape.heads());
         w.putUInt32(a + ".attention.head_count_kv", shape.kvHeads());
+        if (experts > 0) {
+            w.putUInt32(a + ".expert_count", experts);
+            w.putUInt32(a + ".expert_used_count", expertsUsed);
+        }
         if (arch.layerNorm()) w.putFloat32(a + ".attention.layer_norm_epsilon", shape.rmsEps());
         else {
             w.putFloat32(a + ".attention.layer_norm_rms_epsilon", shape.rmsEps());
@@ -229,7 +252,10 @@ public final class RandomModelGenerator {
         for (int l = 0; l < shape.layers(); l++) {
             PlanRef plan = plant == null ? null : new PlanRef(plant, l);
             switch (arch) {
-                case LLAMA -> llamaLayer(t, "blk." + l + ".", plant, plan);
+                case LLAMA -> {
+                    if (experts > 0) moeLayer(t, "blk." + l + ".", plant, l);
+                    else llamaLayer(t, "blk." + l + ".", plant, plan);
+                }
                 case FALCON -> falconLayer(t, "blk." + l + ".", plant, plan);
                 case OPT -> optLayer(t, "blk." + l + ".", plant, plan);
             }
@@ -243,14 +269,62 @@ public final class RandomModelGenerator {
     /** Constant LayerNorm bias of a planted Falcon model: the FFN's bias input (see {@link PlantedSparsity}). */
     static final float FALCON_NORM_BIAS = 1f;
 
-    private void llamaLayer(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
-        int d = shape.dim(), kv = shape.kvDim(), ff = shape.ff();
+    private void llamaAttention(Tensors t, String p, PlantedSparsity plant) {
+        int d = shape.dim(), kv = shape.kvDim();
         t.constant(p + "attn_norm.weight", d, 1f);
         t.matrix(p + "attn_q.weight", d, d, null, gaussian(t.index++, d, stddev));
         t.matrix(p + "attn_k.weight", d, kv, null, gaussian(t.index++, d, stddev));
         t.matrix(p + "attn_v.weight", d, kv, null, gaussian(t.index++, d, stddev));
         t.matrix(p + "attn_output.weight", d, d, null, gaussian(t.index++, d, plant == null ? stddev : plant.attnOutputStddev()));
         t.constant(p + "ffn_norm.weight", d, 1f);
+    }
+
+    /**
+     * A Mixtral block: llama attention, then the router (F32, as llama-quantize leaves it) and the experts' 3-D
+     * matrices; planted: every expert's gate rows by its own plan, the down projection at the layer's spread.
+     */
+    private void moeLayer(Tensors t, String p, PlantedSparsity plant, int layer) {
+        int d = shape.dim(), ff = shape.ff();
+        llamaAttention(t, p, plant);
+        t.matrix(p + "ffn_gate_inp.weight", d, experts, GGMLType.F32, gaussian(t.index++, d, stddev));
+        long[] in = {d, ff, experts}, out = {ff, d, experts};
+        if (plant == null) {
+            t.matrix(p + "ffn_gate_exps.weight", in, null, gaussian(t.index++, d, stddev));
+            t.matrix(p + "ffn_up_exps.weight", in, null, gaussian(t.index++, d, stddev));
+            t.matrix(p + "ffn_down_exps.weight", out, null, gaussian(t.index++, ff, stddev));
+            return;
+        }
+        PlanRef[] plans = new PlanRef[experts];
+        for (int e = 0; e < experts; e++) plans[e] = new PlanRef(plant, layer, e);
+        t.matrix(p + "ffn_gate_exps.weight", in, null, perExpert(ff, d, (e, r0, n) -> plans[e].get().gateRows(r0, n)));
+        if (sparse.activation() == FfnActivation.DRELU)
+            t.matrix(p + "ffn_up_exps.weight", in, null, perExpert(ff, d, (e, r0, n) -> plans[e].get().dreluUpRows(r0, n)));
+        else t.matrix(p + "ffn_up_exps.weight", in, null, gaussian(t.index, d, stddev));
+        t.index++;
+        t.matrix(p + "ffn_down_exps.weight", out, null, gaussian(t.index++, ff, plans[0].get().downStddev()));
+    }
+
+    /** Rows of an experts' 3-D matrix ({@code rowsPerExpert} rows of {@code cols} each) from a per-expert source, across chunk boundaries. */
+    private static RowSource perExpert(int rowsPerExpert, int cols, ExpertRowSource source) {
+        return (chunk, r0, n) -> {
+            float[] out = new float[n * cols];
+            for (int done = 0; done < n; ) {
+                int r = r0 + done, e = r / rowsPerExpert, local = r % rowsPerExpert, take = Math.min(n - done, rowsPerExpert - local);
+                System.arraycopy(source.rows(e, local, take), 0, out, done * cols, take * cols);
+                done += take;
+            }
+            return out;
+        };
+    }
+
+    @FunctionalInterface
+    private interface ExpertRowSource {
+        float[] rows(int expert, int r0, int n);
+    }
+
+    private void llamaLayer(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        int d = shape.dim(), ff = shape.ff();
+        llamaAttention(t, p, plant);
         if (plant == null) {
             t.matrix(p + "ffn_gate.weight", d, ff, null, gaussian(t.index++, d, stddev));
             t.matrix(p + "ffn_up.weight", d, ff, null, gaussian(t.index++, d, stddev));
@@ -328,16 +402,21 @@ public final class RandomModelGenerator {
     /** A layer's plan, built when its first tensor is written (on a pool thread) and shared by the rest. */
     private static final class PlanRef {
         final PlantedSparsity plant;
-        private final int layer;
+        private final int layer, expert;
         private PlantedSparsity.Layer value;
 
         PlanRef(PlantedSparsity plant, int layer) {
+            this(plant, layer, 0);
+        }
+
+        PlanRef(PlantedSparsity plant, int layer, int expert) {
             this.plant = plant;
             this.layer = layer;
+            this.expert = expert;
         }
 
         synchronized PlantedSparsity.Layer get() {
-            if (value == null) value = plant.layer(layer);
+            if (value == null) value = plant.layer(layer, expert);
             return value;
         }
     }
@@ -393,10 +472,19 @@ public final class RandomModelGenerator {
          * {@code forced} or else {@link #matrixType}.
          */
         void matrix(String name, int cols, int rows, GGMLType forced, RowSource source) {
+            matrix(name, new long[] {cols, rows}, forced, source);
+        }
+
+        /** The same for any shape {@code ne} ({@code ne[0]} = row length; e.g. experts' 3-D matrices, rows of all experts in order). */
+        void matrix(String name, long[] ne, GGMLType forced, RowSource source) {
+            int cols = (int) ne[0];
+            long allRows = 1;
+            for (int i = 1; i < ne.length; i++) allRows *= ne[i];
+            int rows = Math.toIntExact(allRows);
             GGMLType t = forced != null ? forced : matrixType(cols);
             int chunkRows = Math.max(1, CHUNK_ELEMENTS / cols);
             int chunks = (rows + chunkRows - 1) / chunkRows;
-            w.addTensor(name, t, new long[] {cols, rows}, out -> {
+            w.addTensor(name, t, ne, out -> {
                 // keep a bounded window of chunks in flight; write them back in order
                 ArrayDeque<Future<byte[]>> window = new ArrayDeque<>();
                 int next = 0;

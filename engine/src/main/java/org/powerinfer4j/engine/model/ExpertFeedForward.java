@@ -1,0 +1,26 @@
+package org.powerinfer4j.engine.model;
+
+import org.powerinfer4j.engine.kernels.WorkerPool;
+
+/**
+ * How a mixture-of-experts layer ({@link MoeFeedForward}) computes one routed expert over the tokens the router sent
+ * to it: densely ({@link #DENSE}), or over the neurons that fire (the sparse package's expert FFN, ReLU experts).
+ */
+public interface ExpertFeedForward {
+    /** Every neuron of the expert: {@link DenseFeedForward}'s MLP over the expert's matrices and biases. */
+    ExpertFeedForward DENSE = (pool, activation, layer, e, w, x, n, hb, hb2, y, scratch) ->
+            DenseFeedForward.compute(pool, activation, w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
+                    w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), x, n, hb, hb2, y);
+
+    /** Per-session scratch for up to {@code maxTokens} tokens of experts with {@code ff} neurons (null: none needed). */
+    default Object newScratch(int maxTokens, int ff) {
+        return null;
+    }
+
+    /**
+     * y[0..n) = expert {@code e} of {@code layer} over x[0..n) (rows of n_embd); {@code hb}/{@code hb2} are scratch of
+     * n·n_ff floats; after a dense expert {@code hb} holds its activations h (what profiling, which runs dense, observes).
+     */
+    void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, int n, float[] hb, float[] hb2,
+                 float[] y, Object scratch);
+}

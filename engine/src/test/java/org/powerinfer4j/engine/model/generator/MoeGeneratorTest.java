@@ -1,0 +1,116 @@
+package org.powerinfer4j.engine.model.generator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.api.GenerationParams;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.ModelOptions;
+import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.gguf.GGUFFile;
+import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.sampling.SamplingParams;
+import org.powerinfer4j.engine.sparse.SparseMode;
+import org.powerinfer4j.engine.sparse.SparsityStats;
+import org.powerinfer4j.engine.tensor.GGMLType;
+
+/**
+ * Generated Mixtral-style files (n_embd 128, n_ff 512, 4 experts, 2 per token, 2 layers): llama.cpp's MoE tensors and
+ * keys, and under {@code --sparse-relu} each expert's planted sparsity, measured through the sparse experts, with
+ * exact = off.
+ */
+class MoeGeneratorTest {
+    @TempDir
+    static Path dir;
+
+    private static Path file(double sparsity) throws Exception {
+        Path p = dir.resolve("moe-" + sparsity + ".gguf");
+        if (!Files.exists(p))
+            new RandomModelGenerator(ModelShape.of(128, 2, 512, 4, 4, false), GGMLType.Q8_0, TestData.file("models/stories260K.gguf"))
+                    .seed(3).threads(2).sparseRelu(sparsity == 0 ? null : PlantedSparsity.Spec.defaults().withSparsity(sparsity))
+                    .experts(4, 2).write(p);
+        return p;
+    }
+
+    private static ModelOptions options(SparseMode mode) {
+        return ModelOptions.defaults().withThreads(2).withContextLength(128).withSparseMode(mode).withSparseStats(true);
+    }
+
+    @Test
+    void hasLlamaCppsMixtralTensorsAndKeys() throws Exception {
+        try (GGUFFile f = GGUFFile.open(file(0))) {
+            assertThat(f.isPowerInfer()).isFalse();
+            assertThat(f.getInt("llama.expert_count", -1)).isEqualTo(4);
+            assertThat(f.getInt("llama.expert_used_count", -1)).isEqualTo(2);
+            assertThat(f.tensorInfo("blk.0.ffn_gate_inp.weight").ne()).containsExactly(128, 4);
+            assertThat(f.tensorInfo("blk.0.ffn_gate_inp.weight").type()).isEqualTo(GGMLType.F32);
+            assertThat(f.tensorInfo("blk.1.ffn_gate_exps.weight").ne()).containsExactly(128, 512, 4);
+            assertThat(f.tensorInfo("blk.1.ffn_up_exps.weight").ne()).containsExactly(128, 512, 4);
+            assertThat(f.tensorInfo("blk.1.ffn_down_exps.weight").ne()).containsExactly(512, 128, 4);
+            assertThat(f.hasTensor("blk.0.ffn_gate.weight")).isFalse();
+        }
+        try (Model m = Model.open(file(0), ModelOptions.defaults().withThreads(2).withContextLength(64))) {
+            assertThat(m.config().params().experts()).isEqualTo(4);
+            assertThat(m.config().activation()).isEqualTo(FfnActivation.SWIGLU);
+            assertThat(m.sparseMode()).isEqualTo(SparseMode.OFF);
+        }
+    }
+
+    @Test
+    void everyExpertShowsThePlantedSparsityAndExactEqualsOff() throws Exception {
+        Path p = file(0.9);
+        try (GGUFFile f = GGUFFile.open(p)) {
+            assertThat(f.isPowerInfer()).isTrue();
+            assertThat(f.hasTensor("blk.0.fc1.weight")).as("no predictors for experts").isFalse();
+        }
+        try (Model m = Model.open(p, options(null))) {
+            assertThat(m.config().activation()).isEqualTo(FfnActivation.REGLU);
+            assertThat(m.sparseMode()).as("ReLU experts run exact by default").isEqualTo(SparseMode.EXACT);
+            SparsityStats st = run(m, 64);
+            for (int l = 0; l < 2; l++)
+                assertThat(1 - st.activeFraction(l)).as("layer %d sparsity per (token, expert)", l).isCloseTo(0.9, within(0.04));
+        }
+        float[][] off = logits(p, SparseMode.OFF, 24), exact = logits(p, SparseMode.EXACT, 24);
+        for (int i = 0; i < off.length; i++) {
+            float scale = 0;
+            for (float v : off[i]) scale = Math.max(scale, Math.abs(v));
+            for (int v = 0; v < off[i].length; v++)
+                // Q8_0 down read from its F16 neuron-major copy: 2^-11 relative per weight
+                assertThat(exact[i][v]).as("position %d logit %d", i, v).isCloseTo(off[i][v], within(2e-3f * scale + 1e-6f));
+        }
+    }
+
+    @Test
+    void expertsNeedLlamaAndAValidCount() {
+        assertThatThrownBy(() -> new RandomModelGenerator(ModelShape.of(128, 2, 512, 4, 4, false), GGMLType.Q8_0,
+                TestData.file("models/stories260K.gguf")).experts(4, 5))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("experts-used must be between 1 and the expert count 4, not 5");
+        assertThatThrownBy(() -> new RandomModelGenerator(ModelShape.of(128, 2, 512, 4, 1, false), GGMLType.Q8_0,
+                TestData.file("models/stories260K.gguf")).architecture(ModelArch.FALCON).experts(4, 2))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("experts are written for llama only, not falcon");
+    }
+
+    private static SparsityStats run(Model m, int n) {
+        SplittableRandom r = new SplittableRandom(5);
+        try (Session s = m.newSession()) {
+            for (int i = 0; i < n; i++) s.evaluate(3 + r.nextInt(m.config().vocabSize() - 3));
+        }
+        return m.sparsityStats();
+    }
+
+    private static float[][] logits(Path p, SparseMode mode, int n) throws Exception {
+        SplittableRandom r = new SplittableRandom(9);
+        try (Model m = Model.open(p, options(mode)); Session s = m.newSession()) {
+            float[][] out = new float[n][];
+            for (int i = 0; i < n; i++) out[i] = s.evaluate(3 + r.nextInt(m.config().vocabSize() - 3));
+            return out;
+        }
+    }
+}
