@@ -38,6 +38,27 @@ class GenerateModelCommandTest {
     }
 
     @Test
+    void writesAMixtureOfExpertsModel() throws Exception {
+        Path out = dir.resolve("moe.powerinfer.gguf");
+        String vocab = Path.of(System.getProperty("powerinfer4j.testdata")).resolve("models/stories260K.gguf").toString();
+        StringWriter log = new StringWriter();
+        int rc = run(log, out.toString(), "--dim", "64", "--layers", "1", "--ff", "128", "--heads", "4", "--type", "q8_0",
+                "--vocab-from", vocab, "--experts", "4", "--experts-used", "2", "--sparse-relu", "-t", "1");
+        assertThat(rc).as(log.toString()).isZero();
+        assertThat(log.toString()).contains("4 experts (2 per token)");
+        try (GGUFFile f = GGUFFile.open(out)) {
+            assertThat(f.isPowerInfer()).isTrue();
+            assertThat(f.getInt("llama.expert_count", -1)).isEqualTo(4);
+            assertThat(f.tensorInfo("blk.0.ffn_down_exps.weight").ne()).containsExactly(128, 64, 4);
+            assertThat(f.getString("general.name", null)).contains("moe4x2");
+        }
+        StringWriter err = new StringWriter();
+        assertThat(run(err, dir.resolve("x.gguf").toString(), "--dim", "64", "--layers", "1", "--ff", "64", "--heads", "4",
+                "--vocab-from", vocab, "--experts", "2", "--experts-used", "3")).isEqualTo(2);
+        assertThat(err.toString()).contains("experts-used must be between 1 and the expert count 2, not 3");
+    }
+
+    @Test
     void writesASparseReluPowerInferModel() throws Exception {
         Path out = dir.resolve("relu.powerinfer.gguf");
         String vocab = Path.of(System.getProperty("powerinfer4j.testdata")).resolve("models/stories260K.gguf").toString();
