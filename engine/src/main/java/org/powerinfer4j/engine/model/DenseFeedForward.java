@@ -111,8 +111,18 @@ public final class DenseFeedForward implements FeedForward {
     /** y[b] = Σ_r h[b][r] · downT[r,:] over every neuron (zero activations skipped), via the shared sparse axpy. */
     static void downTransposed(WorkerPool pool, Tensor downT, float[] h, int batch, float[] y) {
         int ff = downT.rows();
+        if (batch == 1) {   // list only the rows that fired: the axpy prefetches the rows it lists, and skipped ones cost reads
+            int[] rows = FIRED.get();
+            if (rows.length < ff) FIRED.set(rows = new int[ff]);
+            int n = 0;
+            for (int r = 0; r < ff; r++) if (h[r] != 0f) rows[n++] = r;
+            SparseOps.sparseAxpy(pool, downT, rows, n, h, ff, 1, y);
+            return;
+        }
         SparseOps.sparseAxpy(pool, downT, allRows(ff), ff, h, ff, batch, y);
     }
+
+    private static final ThreadLocal<int[]> FIRED = ThreadLocal.withInitial(() -> new int[0]);
 
     private static final java.util.concurrent.ConcurrentHashMap<Integer, int[]> ALL_ROWS = new java.util.concurrent.ConcurrentHashMap<>();
 

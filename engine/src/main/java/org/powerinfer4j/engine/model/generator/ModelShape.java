@@ -11,7 +11,7 @@ import java.util.Locale;
 public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, boolean tiedEmbeddings,
                          int contextLength, float ropeFreqBase, float rmsEps) {
 
-    public static final List<String> PRESETS = List.of("110m", "tinyllama-1.1b", "llama-7b", "mixtral-8x7b", "falcon-7b", "opt-6.7b");
+    public static final List<String> PRESETS = List.of("110m", "tinyllama-1.1b", "llama-7b", "mixtral-8x7b", "falcon-7b", "falcon-40b", "opt-6.7b", "opt-30b");
 
     public ModelShape {
         if (dim <= 0 || layers <= 0 || ff <= 0 || heads <= 0 || kvHeads <= 0 || contextLength <= 0)
@@ -29,7 +29,9 @@ public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, bo
     /**
      * The benchmark presets: {@code 110m} (stories110M's shape, tied embeddings), {@code tinyllama-1.1b}
      * (GQA 32/4, separate output), {@code llama-7b} (Llama-2-7B's shape), {@code falcon-7b} (multi-query: 71 heads,
-     * one KV head), {@code opt-6.7b} (tied output, as OPT) and {@code mixtral-8x7b} (Mixtral's layer shape: GQA 32/8,
+     * one KV head), {@code falcon-40b} (ReluFalcon-40B's widths: 8192, 128/8 heads, n_ff 32768, written in the 7B block
+     * layout: one LayerNorm feeds attention and the MLP), {@code opt-6.7b} (tied output, as OPT), {@code opt-30b} (7168,
+     * 56 heads, n_ff 28672) and {@code mixtral-8x7b} (Mixtral's layer shape: GQA 32/8,
      * n_ff 14336 per expert; the experts themselves come from the generator's {@code experts}, the CLI's 8 by default). {@link #presetArch} gives each one's architecture.
      */
     public static ModelShape preset(String name) {
@@ -39,6 +41,8 @@ public record ModelShape(int dim, int layers, int ff, int heads, int kvHeads, bo
             case "llama-7b" -> new ModelShape(4096, 32, 11008, 32, 32, false, 4096, 10000f, 1e-5f);
             case "mixtral-8x7b" -> new ModelShape(4096, 32, 14336, 32, 8, false, 4096, 1e6f, 1e-5f);
             case "falcon-7b" -> new ModelShape(4544, 32, 18176, 71, 1, false, 2048, 10000f, 1e-5f);
+            case "falcon-40b" -> new ModelShape(8192, 60, 32768, 128, 8, false, 2048, 10000f, 1e-5f);
+            case "opt-30b" -> new ModelShape(7168, 48, 28672, 56, 56, true, 2048, 10000f, 1e-5f);
             case "opt-6.7b" -> new ModelShape(4096, 32, 16384, 32, 32, true, 2048, 10000f, 1e-5f);
             default -> throw new IllegalArgumentException("unknown preset '" + name + "' (known: " + String.join(", ", PRESETS) + ")");
         };

@@ -238,5 +238,9 @@ class ArchGeneratorTest {
         assertThat(ModelShape.presetArch("opt-6.7b")).isEqualTo(ModelArch.OPT);
         assertThat(ModelShape.preset("falcon-7b").parameters(65024, ModelArch.FALCON)).isBetween(6_900_000_000L, 7_300_000_000L);
         assertThat(ModelShape.preset("opt-6.7b").parameters(50272, ModelArch.OPT)).isBetween(6_600_000_000L, 6_800_000_000L);
+        assertThat(ModelShape.presetArch("falcon-40b")).isEqualTo(ModelArch.FALCON);
+        assertThat(ModelShape.presetArch("opt-30b")).isEqualTo(ModelArch.OPT);
+        assertThat(ModelShape.preset("falcon-40b").parameters(65024, ModelArch.FALCON)).isBetween(41_000_000_000L, 43_000_000_000L);
+        assertThat(ModelShape.preset("opt-30b").parameters(50272, ModelArch.OPT)).isBetween(29_500_000_000L, 30_500_000_000L);
     }
 }
