@@ -40,12 +40,7 @@ public final class SparseExpertFeedForward implements ExpertFeedForward {
     public static ExpertFeedForward denseWithStats(SparsityStats stats) {
         return (pool, activation, layer, e, w, x, n, hb, hb2, y, scratch) -> {
             ExpertFeedForward.DENSE.compute(pool, activation, layer, e, w, x, n, hb, hb2, y, scratch);
-            int ff = w.expert("up", e).rows();
-            for (int b = 0; b < n; b++) {
-                int fired = 0;
-                for (int r = 0; r < ff; r++) if (hb[b * ff + r] != 0f) fired++;
-                stats.record(layer, ff, fired, fired);
-            }
+            stats.recordDense(layer, hb, n, w.expert("up", e).rows());
         };
     }
 }

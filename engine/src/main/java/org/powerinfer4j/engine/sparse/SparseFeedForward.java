@@ -56,14 +56,7 @@ public final class SparseFeedForward implements FeedForward {
         DenseFeedForward dense = new DenseFeedForward(a);
         return (pool, layer, w, s, batch) -> {
             dense.compute(pool, layer, w, s, batch);
-            if (stats == null) return;
-            int ff = w.ffnUp().rows();
-            float[] h = s.ffnGate();
-            for (int b = 0; b < batch; b++) {
-                int n = 0;
-                for (int r = 0; r < ff; r++) if (h[b * ff + r] != 0f) n++;
-                stats.record(layer, ff, n, n);
-            }
+            if (stats != null) stats.recordDense(layer, s.ffnGate(), batch, w.ffnUp().rows());
         };
     }
 }

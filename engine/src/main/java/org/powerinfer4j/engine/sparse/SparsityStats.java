@@ -32,6 +32,15 @@ public final class SparsityStats {
         }
     }
 
+    /** Records {@code tokens} tokens of a dense FFN (every neuron computed) whose activations are h[b·ff + r]: counts those that fired. */
+    public void recordDense(int layer, float[] h, int tokens, int ff) {
+        for (int b = 0; b < tokens; b++) {
+            int fired = 0;
+            for (int r = 0; r < ff; r++) if (h[b * ff + r] != 0f) fired++;
+            record(layer, ff, fired, fired);
+        }
+    }
+
     public int layers() { return layers; }
     public int neurons() { return neurons; }
     public long tokens(int layer) { return tokens.get(layer); }
