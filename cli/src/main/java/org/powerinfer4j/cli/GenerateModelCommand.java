@@ -116,7 +116,7 @@ public final class GenerateModelCommand implements Callable<Integer> {
 
     @Option(names = "--experts", paramLabel = "N",
             description = "llama only: Mixtral-style mixture-of-experts FFNs with N experts (router + ffn_*_exps, as llama.cpp writes Mixtral); "
-                    + "with --sparse-relu each expert gets its own planted power law (no predictors). Default: 8 for --preset mixtral-8x7b, else a dense FFN")
+                    + "with --sparse-relu each expert gets its own planted power law and predictor (blk.N.fc1.E/fc2.E). Default: 8 for --preset mixtral-8x7b, else a dense FFN")
     Integer expertsOption;
 
     @Option(names = "--experts-used", paramLabel = "K", defaultValue = "2", description = "with --experts: experts per token (default ${DEFAULT-VALUE})")

@@ -167,20 +167,21 @@ public final class Model implements AutoCloseable {
 
     /** Picks the FFN mode: as asked, else predict with predictors, exact for ReLU models, off for dense ones. */
     static SparseMode chooseSparseMode(ModelConfig c, ModelWeights w, ModelOptions o) {
-        boolean predictors = java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor());
+        boolean moe = c.params().moe();
+        // MoE: a predictor per routed expert (blk.N.fc1.E/fc2.E) in every layer with a router; dense layers run dense
+        boolean predictors = moe
+                ? java.util.Arrays.stream(w.layers()).allMatch(l -> !l.has("ffn_gate_inp.weight") || l.hasExpertPredictors(c.params().experts()))
+                : java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor());
         SparseMode m = o.sparseMode();
-        if (c.params().moe()) {   // neuron sparsity inside the routed experts: exact only (no per-expert predictors)
-            if (m == SparseMode.PREDICT)
-                throw new ModelException("--sparse predict is not supported on mixture-of-experts models (no per-expert predictors yet); "
-                        + "use --sparse exact (ReLU experts) or --sparse off");
-            if (m == null) return c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
-        }
         if (m == null) return predictors && c.activation().isRelu() ? SparseMode.PREDICT : c.activation().isRelu() ? SparseMode.EXACT : SparseMode.OFF;
         if (m != SparseMode.OFF && !c.activation().isRelu())
             throw new ModelException("--sparse " + m.name().toLowerCase() + " needs a ReLU-family model, but this one uses "
                     + c.activation() + " (pass --ffn-act relu if its FFN is ReLU)");
         if (m == SparseMode.PREDICT && !predictors)
-            throw new ModelException("--sparse predict needs activation predictors (blk.N.fc1/fc2), which this file lacks; use --sparse exact");
+            throw new ModelException(moe
+                    ? "--sparse predict on a mixture-of-experts model needs a predictor per expert (blk.N.fc1.E/fc2.E), which this file lacks; "
+                      + "run train-predictors or use --sparse exact"
+                    : "--sparse predict needs activation predictors (blk.N.fc1/fc2), which this file lacks; use --sparse exact");
         return m;
     }
 
@@ -188,10 +189,17 @@ public final class Model implements AutoCloseable {
         if (options.gpu().enabled() && sparseMode == SparseMode.EXACT && options.gpu().gpuLayers() == 0)
             options.listener().message("note: --gpu offloads predictor-gated FFNs (--sparse predict on PowerInfer models); --sparse "
                     + sparseMode.name().toLowerCase() + " runs on the CPU");
-        if (config.params().moe())
-            return sparseMode != SparseMode.OFF ? new MoeFeedForward(config, new SparseExpertFeedForward(config.activation(), expertDownT(), stats))
-                    : config.activation().isRelu() && stats != null ? new MoeFeedForward(config, SparseExpertFeedForward.denseWithStats(stats))
-                    : new MoeFeedForward(config);
+        if (config.params().moe()) {
+            if (sparseMode == SparseMode.OFF)
+                return config.activation().isRelu() && stats != null ? new MoeFeedForward(config, SparseExpertFeedForward.denseWithStats(stats))
+                        : new MoeFeedForward(config);
+            if (sparseMode == SparseMode.PREDICT && options.gpu().enabled() && options.gpu().gpuLayers() == 0)
+                options.listener().message("note: --gpu does not offload mixture-of-experts FFNs yet; the experts run on the CPU");
+            if (sparseMode == SparseMode.PREDICT)
+                sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
+            return new MoeFeedForward(config, new SparseExpertFeedForward(sparseMode, config.activation(), sparseThreshold, expertDownT(),
+                    maxExpertPredictorHidden(), stats, sparseMode == SparseMode.PREDICT && options.sparseStats()));
+        }
         if (sparseMode == SparseMode.OFF)
             return config.activation().isRelu() && stats != null ? SparseFeedForward.denseWithStats(config.activation(), stats)
                     : new DenseFeedForward(config.activation());
@@ -241,6 +249,14 @@ public final class Model implements AutoCloseable {
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
+    }
+
+    private int maxExpertPredictorHidden() {
+        int h = 1;
+        for (LayerWeights l : weights.layers())
+            for (int e = 0; e < config.params().experts(); e++)
+                if (l.expertPredictorFc1(e) != null) h = Math.max(h, l.expertPredictorFc1(e).rows());
+        return h;
     }
 
     /** Neuron-major copies of every routed expert's down projection, [layer][expert] (null for layers without a router). */

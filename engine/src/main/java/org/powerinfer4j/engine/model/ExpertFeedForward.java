@@ -8,7 +8,7 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
  */
 public interface ExpertFeedForward {
     /** Every neuron of the expert: {@link DenseFeedForward}'s MLP over the expert's matrices and biases. */
-    ExpertFeedForward DENSE = (pool, activation, layer, e, w, x, n, hb, hb2, y, scratch) ->
+    ExpertFeedForward DENSE = (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch) ->
             DenseFeedForward.compute(pool, activation, w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
                     w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), x, n, hb, hb2, y);
 
@@ -17,10 +17,17 @@ public interface ExpertFeedForward {
         return null;
     }
 
+    /** Whether {@link #compute} reads the tokens' residual rows (per-expert predictors); otherwise it gets null. */
+    default boolean needsResidual() {
+        return false;
+    }
+
     /**
-     * y[0..n) = expert {@code e} of {@code layer} over x[0..n) (rows of n_embd); {@code hb}/{@code hb2} are scratch of
-     * n·n_ff floats; after a dense expert {@code hb} holds its activations h (what profiling, which runs dense, observes).
+     * y[0..n) = expert {@code e} of {@code layer} over x[0..n) (rows of n_embd); {@code residual} holds the same
+     * tokens' residual stream before the FFN norm (the predictors' input) when {@link #needsResidual}; {@code hb}/{@code hb2}
+     * are scratch of n·n_ff floats; after a dense expert {@code hb} holds its activations h (what profiling, which runs
+     * dense, observes).
      */
-    void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, int n, float[] hb, float[] hb2,
-                 float[] y, Object scratch);
+    void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
+                 float[] hb, float[] hb2, float[] y, Object scratch);
 }

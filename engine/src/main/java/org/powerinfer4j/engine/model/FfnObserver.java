@@ -19,7 +19,8 @@ public interface FfnObserver {
      * Mixture-of-experts layers (which have no {@link #onFfn} call): after routed expert {@code expert} ran over the
      * {@code tokens} tokens of the chunk that chose it (each token at most once per expert).
      *
+     * @param residual    [tokens][dim] those tokens' residual stream before the FFN norm (a per-expert predictor's input)
      * @param activations [tokens][ff] the expert's post-activation values, in the order of the tokens in the chunk
      */
-    default void onExpertFfn(int layer, int expert, int tokens, float[] activations, int ff) {}
+    default void onExpertFfn(int layer, int expert, int tokens, float[] residual, int dim, float[] activations, int ff) {}
 }

@@ -126,6 +126,11 @@ return new LayerGraph(ops, attentionEnd);
                 t.optVector("ffn_gate." + x + ".bias", ff);
                 t.optVector("ffn_up." + x + ".bias", ff);
                 t.optVector("ffn_down." + x + ".bias", dim);
+                Tensor fc1 = lw.expertPredictorFc1(x), fc2 = lw.expertPredictorFc2(x);
+                if (fc1 != null || fc2 != null) {   // per-expert predictors: both or neither
+                    t.matrix("fc1." + x + ".weight", dim, fc1 != null && fc1.ne().length == 2 ? fc1.ne()[1] : -1);
+                    t.matrix("fc2." + x + ".weight", fc1.ne()[1], ff);
+                }
             }
             if (lw.has("ffn_up_shexp.weight")) {
                 int sff = lw.get("ffn_up_shexp.weight").rows();

@@ -16,7 +16,7 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * {@code ffn_up.weight}, and 3-D expert tensors {@code ffn_*_exps} become per-expert matrices
  * {@code ffn_gate.E.weight} (E = expert index). Matrices are ggml-shaped {@code {in, out}}: one output feature per
  * row. {@code ffn_down_t} (PowerInfer files) is the down projection stored neuron-major; {@code fc1}/{@code fc2}
- * are PowerInfer's activation predictor.
+ * are PowerInfer's activation predictor, {@code fc1.E}/{@code fc2.E} expert E's (our extension for MoE layers).
  */
 public final class LayerWeights {
     private final Map<String, Tensor> tensors;
@@ -66,6 +66,16 @@ public final class LayerWeights {
     /** Expert {@code e}'s matrix {@code part} (gate, up, down) of a mixture-of-experts FFN, or null. */
     public Tensor expert(String part, int e) {
         return get("ffn_" + part + "." + e + ".weight");
+    }
+
+    /** Expert {@code e}'s activation predictor matrices {@code fc1.E} {n_embd, H} and {@code fc2.E} {H, n_ff}, or null. */
+    public Tensor expertPredictorFc1(int e) { return get("fc1." + e + ".weight"); }
+    public Tensor expertPredictorFc2(int e) { return get("fc2." + e + ".weight"); }
+
+    /** Whether every one of the {@code experts} experts has its predictor. */
+    public boolean hasExpertPredictors(int experts) {
+        for (int e = 0; e < experts; e++) if (expertPredictorFc1(e) == null || expertPredictorFc2(e) == null) return false;
+        return experts > 0;
     }
 
     /** Expert {@code e}'s bias of {@code part}, or null. */

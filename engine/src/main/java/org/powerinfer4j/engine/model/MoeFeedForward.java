@@ -12,7 +12,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * present). Only the chosen experts' weights are read: the tokens of a chunk are grouped per expert, and each
  * expert runs once over its group (matrix–matrix for a prompt). Experts are summed in index order, so the result
  * does not depend on the thread count. Layers without a router run {@code dense}. Each routed expert runs through
- * an {@link ExpertFeedForward}: densely, or over its neurons that fire (ReLU experts, {@code --sparse exact}).
+ * an {@link ExpertFeedForward}: densely, or over its neurons that fire (ReLU experts, {@code --sparse exact}, or
+ * {@code predict} with a predictor per expert).
  */
 public final class MoeFeedForward implements FeedForward {
     private final ModelConfig c;
@@ -37,7 +38,7 @@ public final class MoeFeedForward implements FeedForward {
 
     /** Per-session buffers. */
     private static final class Scratch {
-        final float[] logits, gathered, out, hb, hb2, shared;
+        final float[] logits, gathered, gatheredResidual, out, hb, hb2, shared;
         final int[] chosen;
         final float[] weights;
         final int[] members;
@@ -48,6 +49,7 @@ public final class MoeFeedForward implements FeedForward {
             int experts = a.experts(), k = a.expertsUsed();
             logits = new float[batch * experts];
             gathered = new float[batch * dim];
+            gatheredResidual = new float[batch * dim];
             out = new float[batch * dim];
             int h = Math.max(ff, sharedFf);
             hb = new float[batch * h];
@@ -86,10 +88,15 @@ public final class MoeFeedForward implements FeedForward {
             for (int b = 0; b < batch; b++)
                 for (int j = 0; j < k; j++) if (sc.chosen[b * k + j] == e) sc.members[n++] = b * k + j;
             if (n == 0) continue;   // this expert's weights are not read at all
-            for (int i = 0; i < n; i++) System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
-            expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, n, sc.hb, sc.hb2, sc.out, sc.expertScratch);
             FfnObserver obs = observer;
-            if (obs != null) obs.onExpertFfn(layer, e, n, sc.hb, w.expert("up", e).rows());
+            boolean residual = obs != null || expertFfn.needsResidual();
+            for (int i = 0; i < n; i++) {
+                System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
+                if (residual) System.arraycopy(s.residual(), sc.members[i] / k * dim, sc.gatheredResidual, i * dim, dim);
+            }
+            expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, residual ? sc.gatheredResidual : null, n, sc.hb, sc.hb2,
+                    sc.out, sc.expertScratch);
+            if (obs != null) obs.onExpertFfn(layer, e, n, sc.gatheredResidual, dim, sc.hb, w.expert("up", e).rows());
             for (int i = 0; i < n; i++) {
                 int slot = sc.members[i], b = slot / k;
                 float wt = sc.weights[slot];

@@ -53,7 +53,7 @@ public final class ActivationProfiler {
             }
 
             @Override
-            public void onExpertFfn(int layer, int expert, int tokens, float[] h, int ff) {
+            public void onExpertFfn(int layer, int expert, int tokens, float[] residual, int dim, float[] h, int ff) {
                 count(expertNeurons[layer][expert], tokens, h, ff, relu, thr);
                 expertTokens[layer][expert] += tokens;
             }

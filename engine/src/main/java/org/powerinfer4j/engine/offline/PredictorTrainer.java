@@ -11,7 +11,8 @@ import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 /**
- * Trains PowerInfer activation predictors, one per layer: logits = fc2 · relu(fc1 · x), no biases, neuron r
+ * Trains PowerInfer activation predictors, one per layer (in a mixture-of-experts layer one per routed expert, over
+ * the tokens the router sent to it): logits = fc2 · relu(fc1 · x), no biases, neuron r
  * predicted active iff logit_r ≥ threshold.
  *
  * <p>Loss: binary cross-entropy on the logits with positives weighted by (neg/pos)^{@code posWeightExponent}
@@ -50,18 +51,30 @@ public final class PredictorTrainer {
      * One trained predictor. {@code fc1} is [hidden][dim] (GGUF {n_embd, H}), {@code fc2} [ff][hidden] (GGUF
      * {H, n_ff}); both hold F16-representable values. Metrics are on held-out tokens at {@code threshold}.
      */
-    public record LayerPredictor(int layer, int hidden, float[] fc1, float[] fc2, float threshold, double recall, double precision,
-                                 double predictedActive, double trulyActive, double recallAtZero, String tried) {}
+    public record LayerPredictor(int layer, int expert, int hidden, float[] fc1, float[] fc2, float threshold, double recall, double precision,
+                                 double predictedActive, double trulyActive, double recallAtZero, String tried) {
+        /** A dense FFN layer's predictor ({@code expert} −1). */
+        public LayerPredictor(int layer, int hidden, float[] fc1, float[] fc2, float threshold, double recall, double precision,
+                              double predictedActive, double trulyActive, double recallAtZero, String tried) {
+            this(layer, -1, hidden, fc1, fc2, threshold, recall, precision, predictedActive, trulyActive, recallAtZero, tried);
+        }
+
+        LayerPredictor with(float thr, double[] m) {
+            return new LayerPredictor(layer, expert, hidden, fc1, fc2, thr, m[0], m[1], m[2], m[3], recallAtZero, tried);
+        }
+    }
 
     /** All layers' predictors and the single threshold for the file. */
     public record Result(List<LayerPredictor> layers, float fileThreshold, int trainTokens, int heldOutTokens) {
         /** The per-layer table train-predictors prints. */
         public String table() {
-            StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-6s %6s %10s %9s %10s %10s %10s  %s%n", "layer", "hidden",
-                    "threshold", "recall", "precision", "predicted", "active", "recall@0 by hidden"));
+            boolean moe = layers.stream().anyMatch(p -> p.expert >= 0);
+            StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-6s " + (moe ? "%6s " : "%s") + "%6s %10s %9s %10s %10s %10s  %s%n",
+                    "layer", moe ? "expert" : "", "hidden", "threshold", "recall", "precision", "predicted", "active", "recall@0 by hidden"));
             for (LayerPredictor p : layers)
-                b.append(String.format(Locale.ROOT, "%-6d %6d %10.3f %9.4f %10.4f %10.4f %10.4f  %s%n", p.layer, p.hidden, p.threshold,
-                        p.recall, p.precision, p.predictedActive, p.trulyActive, p.tried));
+                b.append(String.format(Locale.ROOT, "%-6d " + (moe ? "%6s " : "%s") + "%6d %10.3f %9.4f %10.4f %10.4f %10.4f  %s%n", p.layer,
+                        moe ? (p.expert < 0 ? "-" : Integer.toString(p.expert)) : "", p.hidden, p.threshold, p.recall, p.precision,
+                        p.predictedActive, p.trulyActive, p.tried));
             b.append(String.format(Locale.ROOT, "file threshold %.4f; %,d training and %,d held-out tokens%n", fileThreshold, trainTokens, heldOutTokens));
             return b.toString();
         }
@@ -76,16 +89,30 @@ public final class PredictorTrainer {
         int[] perm = permutation(d.sequences, new SplittableRandom(cfg.seed()));
         boolean[] held = new boolean[d.sequences];
         for (int i = 0; i < heldSeqs; i++) held[perm[i]] = true;
-        int[] train = java.util.stream.IntStream.range(0, d.tokens).filter(t -> !held[d.sequence[t]]).toArray();
-        int[] test = java.util.stream.IntStream.range(0, d.tokens).filter(t -> held[d.sequence[t]]).toArray();
-        if (train.length == 0 || test.length == 0) throw new IllegalArgumentException("calibration split left no training or held-out tokens");
-
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(cfg.threads(), d.layers)));
+        int heldTokens = 0;
+        for (int q = 0; q < d.sequences; q++) if (held[q]) heldTokens += d.sequenceLengths[q];
+        int trainTokens = d.tokens - heldTokens;
+        List<int[][]> splits = new ArrayList<>();
+        for (PredictorDataset.Unit u : d.units) {
+            int[] train = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
+            int[] test = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
+            if (u.expert < 0) {
+                if (train.length == 0 || test.length == 0) throw new IllegalArgumentException("calibration split left no training or held-out tokens");
+            } else if (train.length == 0 || test.length == 0) {
+                // an expert the router sent tokens of one side only: it trains and is measured on all of them
+                if (log != null) log.accept(String.format(Locale.ROOT, "layer %d expert %d: all %d routed tokens fall on one side of the held-out split; "
+                        + "trained and measured on all of them", u.layer, u.expert, u.samples));
+                train = test = java.util.stream.IntStream.range(0, u.samples).toArray();
+            }
+            splits.add(new int[][]{train, test});
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(cfg.threads(), d.units.size())));
         try {
             List<Future<LayerPredictor>> fs = new ArrayList<>();
-            for (int l = 0; l < d.layers; l++) {
-                int layer = l;
-                fs.add(pool.submit(() -> trainLayer(d, layer, train, test, cfg, log)));
+            for (int i = 0; i < d.units.size(); i++) {
+                PredictorDataset.Unit u = d.units.get(i);
+                int[][] sp = splits.get(i);
+                fs.add(pool.submit(() -> trainUnit(d, u, sp[0], sp[1], cfg, log)));
             }
             List<LayerPredictor> out = new ArrayList<>();
             for (Future<LayerPredictor> f : fs) {
@@ -96,41 +123,45 @@ public final class PredictorTrainer {
                 }
             }
             float thr = Double.isNaN(cfg.thresholdRecall()) ? 0f : (float) out.stream().mapToDouble(LayerPredictor::threshold).min().orElse(0);
-            // re-measure every layer at the one threshold the file will carry
+            // re-measure every predictor at the one threshold the file will carry
             List<LayerPredictor> atFile = new ArrayList<>();
-            for (LayerPredictor p : out) {
-                double[] m = metrics(d, p.layer, test, p.hidden, p.fc1, p.fc2, thr);
-                atFile.add(new LayerPredictor(p.layer, p.hidden, p.fc1, p.fc2, thr, m[0], m[1], m[2], m[3], p.recallAtZero, p.tried));
+            for (int i = 0; i < out.size(); i++) {
+                LayerPredictor p = out.get(i);
+                atFile.add(p.with(thr, metrics(d, d.units.get(i), splits.get(i)[1], p.hidden, p.fc1, p.fc2, thr)));
             }
-            return new Result(atFile, thr, train.length, test.length);
+            return new Result(atFile, thr, trainTokens, heldTokens);
         } finally {
             pool.shutdownNow();
         }
     }
 
-    private static LayerPredictor trainLayer(PredictorDataset d, int layer, int[] train, int[] test, Config cfg, Consumer<String> log) {
+    private static LayerPredictor trainUnit(PredictorDataset d, PredictorDataset.Unit u, int[] train, int[] test, Config cfg, Consumer<String> log) {
         int[] cands = cfg.hiddenCandidates().clone();
         Arrays.sort(cands);
         StringBuilder tried = new StringBuilder();
         LayerPredictor best = null;
+        String name = u.expert < 0 ? "layer " + u.layer : "layer " + u.layer + " expert " + u.expert;
         for (int h : cands) {
-            float[][] w = fit(d, layer, train, h, cfg);
-            double[] m = metrics(d, layer, test, h, w[0], w[1], 0f);
+            float[][] w = fit(d, u, train, h, cfg);
+            double[] m = metrics(d, u, test, h, w[0], w[1], 0f);
             tried.append(tried.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%d:%.3f", h, m[0]));
-            best = new LayerPredictor(layer, h, w[0], w[1], 0f, m[0], m[1], m[2], m[3], m[0], "");
-            if (log != null) log.accept(String.format(Locale.ROOT, "layer %d: hidden %d → held-out recall %.4f, precision %.4f at threshold 0", layer, h, m[0], m[1]));
+            best = new LayerPredictor(u.layer, u.expert, h, w[0], w[1], 0f, m[0], m[1], m[2], m[3], m[0], "");
+            if (log != null) log.accept(String.format(Locale.ROOT, "%s: hidden %d → held-out recall %.4f, precision %.4f at threshold 0", name, h, m[0], m[1]));
             if (m[0] >= cfg.targetRecall()) break;
         }
         float thr = 0f;
-        if (!Double.isNaN(cfg.thresholdRecall())) thr = calibrate(d, layer, test, best.hidden(), best.fc1(), best.fc2(), cfg.thresholdRecall());
-        double[] m = metrics(d, layer, test, best.hidden(), best.fc1(), best.fc2(), thr);
-        return new LayerPredictor(layer, best.hidden(), best.fc1(), best.fc2(), thr, m[0], m[1], m[2], m[3], best.recallAtZero(), tried.toString());
+        if (!Double.isNaN(cfg.thresholdRecall())) thr = calibrate(d, u, test, best.hidden(), best.fc1(), best.fc2(), cfg.thresholdRecall());
+        double[] m = metrics(d, u, test, best.hidden(), best.fc1(), best.fc2(), thr);
+        return new LayerPredictor(u.layer, u.expert, best.hidden(), best.fc1(), best.fc2(), thr, m[0], m[1], m[2], m[3], best.recallAtZero(),
+                tried.toString());
     }
 
     /** Trains one predictor of hidden size h; returns {fc1 [h][dim], fc2 [ff][h]} with the input scaling folded in, F16-rounded. */
-    static float[][] fit(PredictorDataset d, int layer, int[] train, int h, Config cfg) {
+    static float[][] fit(PredictorDataset d, PredictorDataset.Unit u, int[] train, int h, Config cfg) {
         int dim = d.dim, ff = d.ff;
-        float[] x = d.inputs[layer];
+        float[] x = u.inputs;
+        // the seed stream of this predictor (a dense layer's as before experts existed)
+        long stream = u.expert < 0 ? u.layer : ((long) u.layer << 20) + 0x10000 + u.expert;
         // per-feature RMS scaling (folded into fc1 at the end)
         double[] ss = new double[dim];
         for (int t : train) for (int j = 0; j < dim; j++) { double v = x[t * dim + j]; ss[j] += v * v; }
@@ -141,11 +172,11 @@ public final class PredictorTrainer {
         }
         // positive weight from the class balance
         long pos = 0;
-        for (int t : train) for (int w = 0; w < d.words; w++) pos += Long.bitCount(d.masks[layer][t * d.words + w]);
+        for (int t : train) for (int w = 0; w < d.words; w++) pos += Long.bitCount(u.masks[t * d.words + w]);
         long neg = (long) train.length * ff - pos;
         float posWeight = pos == 0 ? 1f : (float) Math.pow(Math.max(1.0, (double) neg / pos), cfg.posWeightExponent());
 
-        SplittableRandom rnd = new SplittableRandom(cfg.seed() * 31 + layer * 1_000_003L + h);
+        SplittableRandom rnd = new SplittableRandom(cfg.seed() * 31 + stream * 1_000_003L + h);
         float[] w1 = new float[h * dim], w2 = new float[ff * h];
         double s1 = Math.sqrt(2.0 / dim), s2 = Math.sqrt(1.0 / h);
         for (int i = 0; i < w1.length; i++) w1[i] = (float) (gauss(rnd) * s1);
@@ -174,7 +205,7 @@ public final class PredictorTrainer {
                     for (int r = 0; r < ff; r++) {
                         float z = Vec.dot(w2, r * h, z1, b * h, h);
                         float sg = sigmoid(z);
-                        dz2[b * ff + r] = (d.active(layer, t, r) ? posWeight * (sg - 1f) : sg) * scale;
+                        dz2[b * ff + r] = (u.active(t, r, d.words) ? posWeight * (sg - 1f) : sg) * scale;
                     }
                 }
                 // backward
@@ -203,21 +234,21 @@ public final class PredictorTrainer {
     }
 
     /** Held-out logits, as the engine computes them from the stored weights. */
-    private static float[] logits(PredictorDataset d, int layer, int t, int h, float[] fc1, float[] fc2, float[] hid, float[] out) {
-        float[] x = d.inputs[layer];
+    private static float[] logits(PredictorDataset d, PredictorDataset.Unit u, int t, int h, float[] fc1, float[] fc2, float[] hid, float[] out) {
+        float[] x = u.inputs;
         for (int k = 0; k < h; k++) hid[k] = Math.max(0f, Vec.dot(fc1, k * d.dim, x, t * d.dim, d.dim));
         for (int r = 0; r < d.ff; r++) out[r] = Vec.dot(fc2, r * h, hid, 0, h);
         return out;
     }
 
     /** {recall, precision, predicted-active fraction, truly-active fraction} at {@code thr} (logit ≥ thr). */
-    static double[] metrics(PredictorDataset d, int layer, int[] test, int h, float[] fc1, float[] fc2, float thr) {
+    static double[] metrics(PredictorDataset d, PredictorDataset.Unit u, int[] test, int h, float[] fc1, float[] fc2, float thr) {
         long tp = 0, fp = 0, fn = 0;
         float[] hid = new float[h], z = new float[d.ff];
         for (int t : test) {
-            logits(d, layer, t, h, fc1, fc2, hid, z);
+            logits(d, u, t, h, fc1, fc2, hid, z);
             for (int r = 0; r < d.ff; r++) {
-                boolean p = z[r] >= thr, a = d.active(layer, t, r);
+                boolean p = z[r] >= thr, a = u.active(t, r, d.words);
                 if (p && a) tp++;
                 else if (p) fp++;
                 else if (a) fn++;
@@ -228,14 +259,14 @@ public final class PredictorTrainer {
     }
 
     /** Largest threshold with held-out recall ≥ {@code recall}: the ⌈recall·P⌉-th largest logit of the P active neurons. */
-    static float calibrate(PredictorDataset d, int layer, int[] test, int h, float[] fc1, float[] fc2, double recall) {
+    static float calibrate(PredictorDataset d, PredictorDataset.Unit u, int[] test, int h, float[] fc1, float[] fc2, double recall) {
         float[] hid = new float[h], z = new float[d.ff];
         float[] pos = new float[16];
         int n = 0;
         for (int t : test) {
-            logits(d, layer, t, h, fc1, fc2, hid, z);
+            logits(d, u, t, h, fc1, fc2, hid, z);
             for (int r = 0; r < d.ff; r++)
-                if (d.active(layer, t, r)) {
+                if (u.active(t, r, d.words)) {
                     if (n == pos.length) pos = Arrays.copyOf(pos, n * 2);
                     pos[n++] = z[r];
                 }

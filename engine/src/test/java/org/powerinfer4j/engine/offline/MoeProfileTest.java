@@ -1,7 +1,6 @@
 package org.powerinfer4j.engine.offline;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -12,7 +11,6 @@ import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.model.FfnActivation;
-import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.ExpertCounts;
 import org.powerinfer4j.engine.sparse.SparseMode;
@@ -65,14 +63,5 @@ class MoeProfileTest {
         ActivationStats dense = new ActivationStats(new long[][] {{1, 2, 3}}, 5, "m", ActivationStats.CRITERION_NONZERO, 0f);
         dense.write(dir.resolve("d.gguf"));
         assertThat(ActivationStats.read(dir.resolve("d.gguf")).experts(0)).isNull();
-    }
-
-    @Test
-    void predictorTrainingRefusesMoeLayersInOneLine() throws Exception {
-        try (Model m = open(TestData.file("archs/mixtral.gguf"))) {
-            assertThatThrownBy(() -> PredictorDataset.collect(m, List.of(new int[] {1, 2, 3}, new int[] {1, 4, 5}), null))
-                    .isInstanceOf(ModelException.class)
-                    .hasMessage("layer 0 is a mixture-of-experts layer: predictors are trained for dense FFN layers only (profile counts MoE layers per expert)");
-        }
     }
 }

@@ -49,7 +49,8 @@ class PredictorTrainerTest {
         assertThat(r.fileThreshold()).isEqualTo(0f);
         // deterministic from the seed
         int[] some = java.util.stream.IntStream.range(0, 512).toArray();
-        float[][] w1 = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1)), w2 = PredictorTrainer.fit(data, 2, some, 8, cfg.withEpochs(1));
+        float[][] w1 = PredictorTrainer.fit(data, data.units.get(2), some, 8, cfg.withEpochs(1)),
+                w2 = PredictorTrainer.fit(data, data.units.get(2), some, 8, cfg.withEpochs(1));
         assertThat(w1[0]).containsExactly(w2[0]);
         assertThat(w1[1]).containsExactly(w2[1]);
 

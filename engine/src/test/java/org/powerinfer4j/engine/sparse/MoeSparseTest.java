@@ -90,8 +90,8 @@ class MoeSparseTest {
                 .isInstanceOf(ModelException.class).hasMessageContaining("needs a ReLU-family model").hasMessageNotContaining("\n");
         assertThatThrownBy(() -> Model.open(file("mixtral.gguf"), options(SparseMode.PREDICT)))
                 .isInstanceOf(ModelException.class)
-                .hasMessage("--sparse predict is not supported on mixture-of-experts models (no per-expert predictors yet); "
-                        + "use --sparse exact (ReLU experts) or --sparse off");
+                .hasMessage("--sparse predict on a mixture-of-experts model needs a predictor per expert (blk.N.fc1.E/fc2.E), which this "
+                        + "file lacks; run train-predictors or use --sparse exact");
     }
 
     private static long computed(SparsityStats s) {

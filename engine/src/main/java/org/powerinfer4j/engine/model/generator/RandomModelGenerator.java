@@ -136,8 +136,9 @@ public final class RandomModelGenerator {
     /**
      * Mixtral-style mixture-of-experts FFNs (llama only): a router {@code ffn_gate_inp} and {@code experts} experts in
      * 3-D {@code ffn_{gate,up,down}_exps}, {@code used} of them per token, as llama.cpp's converter writes Mixtral. With
-     * {@link #sparseRelu} each expert gets its own planted power law (the file is PWRI, so the engine runs its experts
-     * as ReLU; no predictors — our extension, PowerInfer itself runs no MoE); 0 experts returns to a dense FFN.
+     * {@link #sparseRelu} each expert gets its own planted power law and its own predictor {@code fc1.E}/{@code fc2.E}
+     * (the file is PWRI, so the engine runs its experts as ReLU — our extension, PowerInfer itself runs no MoE); 0
+     * experts returns to a dense FFN.
      */
     public RandomModelGenerator experts(int experts, int used) {
         if (experts < 0 || (experts > 0 && (used < 1 || used > experts)))
@@ -165,7 +166,7 @@ public final class RandomModelGenerator {
     long parameterCount() {
         long p = shape.parameters(vocabSize, arch);
         if (experts > 0) p += (long) shape.layers() * ((experts - 1) * 3L * shape.dim() * shape.ff() + (long) shape.dim() * experts);
-        else if (sparse != null) p += (long) shape.layers() * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
+        if (sparse != null) p += (long) shape.layers() * Math.max(1, experts) * sparse.hidden(shape.dim()) * (shape.dim() + shape.ff());
         return p;
     }
 
@@ -302,6 +303,7 @@ public final class RandomModelGenerator {
         else t.matrix(p + "ffn_up_exps.weight", in, null, gaussian(t.index, d, stddev));
         t.index++;
         t.matrix(p + "ffn_down_exps.weight", out, null, gaussian(t.index++, ff, plans[0].get().downStddev()));
+        for (int e = 0; e < experts; e++) predictor(t, p, "." + e, plant, plans[e]);
     }
 
     /** Rows of an experts' 3-D matrix ({@code rowsPerExpert} rows of {@code cols} each) from a per-expert source, across chunk boundaries. */
@@ -394,9 +396,14 @@ public final class RandomModelGenerator {
     }
 
     private void predictor(Tensors t, String p, PlantedSparsity plant, PlanRef plan) {
+        predictor(t, p, "", plant, plan);
+    }
+
+    /** {@code fc1<suffix>} and {@code fc2<suffix>} (suffix "" for a dense layer's, ".E" for expert E's). */
+    private void predictor(Tensors t, String p, String suffix, PlantedSparsity plant, PlanRef plan) {
         int h = plant.hidden(), d = shape.dim(), ff = shape.ff();
-        t.matrix(p + "fc1.weight", d, h, GGMLType.F16, (chunk, r0, n) -> plan.get().fc1Rows(r0, n));
-        t.matrix(p + "fc2.weight", h, ff, GGMLType.F16, (chunk, r0, n) -> plan.get().fc2Rows(r0, n));
+        t.matrix(p + "fc1" + suffix + ".weight", d, h, GGMLType.F16, (chunk, r0, n) -> plan.get().fc1Rows(r0, n));
+        t.matrix(p + "fc2" + suffix + ".weight", h, ff, GGMLType.F16, (chunk, r0, n) -> plan.get().fc2Rows(r0, n));
     }
 
     /** A layer's plan, built when its first tensor is written (on a pool thread) and shared by the rest. */

@@ -68,17 +68,51 @@ class MoeGeneratorTest {
         Path p = file(0.9);
         try (GGUFFile f = GGUFFile.open(p)) {
             assertThat(f.isPowerInfer()).isTrue();
-            assertThat(f.hasTensor("blk.0.fc1.weight")).as("no predictors for experts").isFalse();
+            assertThat(f.hasTensor("blk.0.fc1.weight")).as("no layer-wide predictor").isFalse();
+            assertThat(f.tensorInfo("blk.1.fc1.3.weight").ne()).as("expert 3's predictor").containsExactly(128, 64);
+            assertThat(f.tensorInfo("blk.1.fc2.3.weight").ne()).containsExactly(64, 512);
         }
-        try (Model m = Model.open(p, options(null))) {
+        try (Model m = Model.open(p, options(SparseMode.EXACT))) {
             assertThat(m.config().activation()).isEqualTo(FfnActivation.REGLU);
-            assertThat(m.sparseMode()).as("ReLU experts run exact by default").isEqualTo(SparseMode.EXACT);
             SparsityStats st = run(m, 64);
             for (int l = 0; l < 2; l++)
                 assertThat(1 - st.activeFraction(l)).as("layer %d sparsity per (token, expert)", l).isCloseTo(0.9, within(0.04));
         }
         // Q8_0 down read from its F16 neuron-major copy: 2^-11 relative per weight
         GeneratedLogits.assertClose(GeneratedLogits.evaluate(p, options(SparseMode.OFF), 24), GeneratedLogits.evaluate(p, options(SparseMode.EXACT), 24), 2e-3f);
+    }
+
+    /**
+     * Per-expert predictors: the default on a file that has them; each expert's planted predictor finds its neurons
+     * (recall ≈ 0.95 by construction, measured per (token, expert)); at threshold −∞ every neuron is computed, so
+     * predict equals off within the neuron-major copy's rounding; and a prompt batch (tokens grouped per expert,
+     * per-token masks over the union) equals token by token.
+     */
+    @Test
+    void perExpertPredictorsPredictThePlantedNeurons() throws Exception {
+        Path p = file(0.9);
+        try (Model m = Model.open(p, options(null))) {
+            assertThat(m.sparseMode()).as("per-expert predictors make predict the default").isEqualTo(SparseMode.PREDICT);
+            SparsityStats st = run(m, 64);
+            for (int l = 0; l < 2; l++) {
+                assertThat(st.tokens(l)).as("one record per (token, routed expert)").isEqualTo(64 * 2);
+                assertThat(st.recall(l)).as("layer %d recall", l).isGreaterThan(0.85);
+                assertThat(st.predictedFraction(l)).as("layer %d computed fraction", l).isBetween(0.08, 0.25);
+            }
+        }
+        ModelOptions all = options(SparseMode.PREDICT).withSparseThreshold(Float.NEGATIVE_INFINITY);
+        GeneratedLogits.assertClose(GeneratedLogits.evaluate(p, options(SparseMode.OFF), 24), GeneratedLogits.evaluate(p, all, 24), 2e-3f);
+
+        int[] prompt = new SplittableRandom(4).ints(12, 3, 512).toArray();
+        try (Model m = Model.open(p, options(SparseMode.PREDICT)); Session one = m.newSession(); Session batch = m.newSession()) {
+            int vocab = m.config().vocabSize();
+            float[][] alone = new float[prompt.length][];
+            for (int i = 0; i < prompt.length; i++) alone[i] = one.evaluate(prompt[i]).clone();
+            float[] rows = batch.evaluateAll(prompt, false);
+            float[][] batched = new float[prompt.length][];
+            for (int i = 0; i < prompt.length; i++) batched[i] = java.util.Arrays.copyOfRange(rows, i * vocab, (i + 1) * vocab);
+            GeneratedLogits.assertClose(alone, batched, 1e-4f);
+        }
     }
 
     @Test
