@@ -78,4 +78,26 @@ class MoePredictorTrainingTest {
             }
         }
     }
+
+    /** A file where only some experts have predictors: exact by default, and predict refused in one line. */
+    @Test
+    void predictorsForSomeExpertsOnlyAreNotEnoughForPredict(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("partial.powerinfer.gguf");
+        try (GGUFFile f = GGUFFile.open(TestData.file("archs/mixtral.gguf"))) {
+            int dim = (int) f.tensorInfo("blk.0.ffn_gate_inp.weight").ne()[0], ff = (int) f.tensorInfo("blk.0.ffn_up_exps.weight").ne()[1], h = 8;
+            var p = new PredictorTrainer.LayerPredictor(0, 0, h, new float[h * dim], new float[ff * h], 0f, 1, 1, 0, 0, 1, "");
+            PowerInferWriter.write(f, new PredictorTrainer.Result(List.of(p), 0f, 0, 0), out);
+        }
+        try (GGUFFile g = GGUFFile.open(out)) {
+            assertThat(g.hasTensor("blk.0.fc1.0.weight")).isTrue();
+            assertThat(g.hasTensor("blk.0.fc1.1.weight")).isFalse();
+        }
+        try (Model m = Model.open(out, options(null))) {
+            assertThat(m.sparseMode()).isEqualTo(SparseMode.EXACT);
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Model.open(out, options(SparseMode.PREDICT)))
+                .isInstanceOf(org.powerinfer4j.engine.model.ModelException.class)
+                .hasMessage("--sparse predict on a mixture-of-experts model needs a predictor per expert (blk.N.fc1.E/fc2.E), which this file "
+                        + "lacks; run train-predictors or use --sparse exact");
+    }
 }
