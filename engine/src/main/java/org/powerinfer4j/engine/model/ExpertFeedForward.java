@@ -8,9 +8,9 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
  */
 public interface ExpertFeedForward {
     /** Every neuron of the expert: {@link DenseFeedForward}'s MLP over the expert's matrices and biases. */
-    ExpertFeedForward DENSE = (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch) ->
+    ExpertFeedForward DENSE = (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch, seq) ->
             DenseFeedForward.compute(pool, activation, w.expert("gate", e), w.expert("up", e), w.expert("down", e), null,
-                    w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), x, n, hb, hb2, y);
+                    w.expertBias("gate", e), w.expertBias("up", e), w.expertBias("down", e), x, n, hb, hb2, y, seq);
 
     /** Per-session scratch for up to {@code maxTokens} tokens of experts with {@code ff} neurons (null: none needed). */
     default Object newScratch(int maxTokens, int ff) {
@@ -26,8 +26,10 @@ public interface ExpertFeedForward {
      * y[0..n) = expert {@code e} of {@code layer} over x[0..n) (rows of n_embd); {@code residual} holds the same
      * tokens' residual stream before the FFN norm (the predictors' input) when {@link #needsResidual}; {@code hb}/{@code hb2}
      * are scratch of n·n_ff floats; after a dense expert {@code hb} holds its activations h (what profiling, which runs
-     * dense, observes).
+     * dense, observes). {@code seq} is the layer's state: in a sequence batch ({@link InferenceState#sequenceBatch})
+     * the n tokens belong to different sequences, and every product must run per token where it says so
+     * ({@link InferenceState#perTokenFor}, {@link InferenceState#perTokenProducts}), so each token gets its result alone.
      */
     void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
-                 float[] hb, float[] hb2, float[] y, Object scratch);
+                 float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq);
 }

@@ -63,6 +63,12 @@ public final class MoeFeedForward implements FeedForward {
         }
     }
 
+    /** Decode steps of several sequences: each token is routed and its experts computed per token where the state says so. */
+    @Override
+    public boolean supportsSequenceBatches() {
+        return true;
+    }
+
     @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
         Tensor router = w.get("ffn_gate_inp.weight");
@@ -77,7 +83,7 @@ public final class MoeFeedForward implements FeedForward {
         Scratch sc = s.ffnScratch(() -> new Scratch(s.maxBatch(), dim, c.ffDim(), a, sharedFf, expertFfn));
         float[] x = s.ffnInput(), y = s.ffnOutput();
 
-        Transformer.project(pool, router, x, batch, sc.logits);
+        Transformer.project(pool, router, x, batch, sc.logits, s.perTokenFor(router));
         Tensor rb = w.get("ffn_gate_inp.bias");
         if (rb != null) DenseFeedForward.addBias(sc.logits, rb, experts, batch);
         for (int b = 0; b < batch; b++) sc.router.route(sc.logits, b * experts, sc.chosen, sc.weights, b * k);
@@ -95,7 +101,7 @@ public final class MoeFeedForward implements FeedForward {
                 if (residual) System.arraycopy(s.residual(), sc.members[i] / k * dim, sc.gatheredResidual, i * dim, dim);
             }
             expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, residual ? sc.gatheredResidual : null, n, sc.hb, sc.hb2,
-                    sc.out, sc.expertScratch);
+                    sc.out, sc.expertScratch, s);
             if (obs != null) obs.onExpertFfn(layer, e, n, sc.gatheredResidual, dim, sc.hb, w.expert("up", e).rows());
             for (int i = 0; i < n; i++) {
                 int slot = sc.members[i], b = slot / k;
@@ -105,9 +111,9 @@ public final class MoeFeedForward implements FeedForward {
         }
         if (shUp != null) {
             DenseFeedForward.compute(pool, c.activation(), w.get("ffn_gate_shexp.weight"), shUp, w.get("ffn_down_shexp.weight"), null,
-                    null, null, null, x, batch, sc.hb, sc.hb2, sc.out);
+                    null, null, null, x, batch, sc.hb, sc.hb2, sc.out, s);
             Tensor g = w.get("ffn_gate_inp_shexp.weight");
-            if (g != null) Transformer.project(pool, g, x, batch, sc.shared);
+            if (g != null) Transformer.project(pool, g, x, batch, sc.shared, s.perTokenFor(g));
             for (int b = 0; b < batch; b++) {
                 float gate = g == null ? 1f : (float) (1.0 / (1.0 + Math.exp(-sc.shared[b])));
                 for (int d = 0; d < dim; d++) y[b * dim + d] += gate * sc.out[b * dim + d];

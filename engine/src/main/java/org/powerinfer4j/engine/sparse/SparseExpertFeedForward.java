@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.sparse;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.ExpertFeedForward;
 import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.tensor.Tensor;
 
@@ -48,16 +49,16 @@ public final class SparseExpertFeedForward implements ExpertFeedForward {
 
     @Override
     public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
-                        float[] hb, float[] hb2, float[] y, Object scratch) {
+                        float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
         SparseMlp.Weights m = new SparseMlp.Weights(w.expert("gate", e), w.expert("up", e), downT[layer][e], w.expertBias("gate", e),
                 w.expertBias("up", e), w.expertBias("down", e), w.expertPredictorFc1(e), w.expertPredictorFc2(e));
-        mlp.compute(pool, layer, m, x, residual, n, hb, hb2, y, (SparseMlp.Scratch) scratch, false);
+        mlp.compute(pool, layer, m, x, residual, n, hb, hb2, y, (SparseMlp.Scratch) scratch, seq != null && seq.perTokenProducts());
     }
 
     /** Dense experts with statistics, for {@code --sparse off} on ReLU experts: counts the neurons that fired per (token, expert). */
     public static ExpertFeedForward denseWithStats(SparsityStats stats) {
-        return (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch) -> {
-            ExpertFeedForward.DENSE.compute(pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch);
+        return (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch, seq) -> {
+            ExpertFeedForward.DENSE.compute(pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch, seq);
             stats.recordDense(layer, hb, n, w.expert("up", e).rows());
         };
     }

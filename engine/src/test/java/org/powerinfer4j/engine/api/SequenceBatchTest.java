@@ -63,6 +63,32 @@ class SequenceBatchTest {
     }
 
     /**
+     * Mixture-of-experts layers: each token routed by its own router logits, its experts computed per token (dense
+     * SwiGLU experts, a shared expert, ReLU experts exact, per-expert predictors), bit-identical to the step alone.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"archs/mixtral.gguf,,OFF", "archs/mixtral-q8_0.gguf,,OFF", "archs/qwen3moe.gguf,,OFF",
+            "archs/mixtral.gguf,REGLU,EXACT", "generated,,PREDICT"})
+    void aBatchedStepEqualsTheStepAloneOnMixtureOfExperts(String file, String activation, String mode, @org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path p = file.equals("generated") ? dir.resolve("moe.gguf") : TestData.file(file);
+        if (file.equals("generated"))
+            new org.powerinfer4j.engine.model.generator.RandomModelGenerator(org.powerinfer4j.engine.model.generator.ModelShape.of(128, 2, 512, 4, 4, false),
+                    org.powerinfer4j.engine.tensor.GGMLType.Q8_0, TestData.file("models/stories260K.gguf")).seed(3).threads(2)
+                    .sparseRelu(org.powerinfer4j.engine.model.generator.PlantedSparsity.Spec.defaults()).experts(4, 2).write(p);
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSequences(true)
+                .withSparseMode(org.powerinfer4j.engine.sparse.SparseMode.valueOf(mode));
+        if (activation != null) o = o.withActivation(org.powerinfer4j.engine.model.FfnActivation.parse(activation));
+        for (boolean exact : new boolean[] {true, false}) {
+            ModelOptions m = o.withDecodeBatching(exact ? DecodeBatching.EXACT : DecodeBatching.FAST);
+            try (Model batched = Model.open(p, m); Model alone = Model.open(p, m.withBatchSequences(false))) {
+                assertThat(batched.transformer().supportsSequenceBatches()).isTrue();
+                assertBatchedEqualsAlone(batched, alone, exact);
+            }
+        }
+    }
+
+    /**
      * {@link DecodeBatching#FAST}: the pass's products are one {@code MatrixOps.matMul} for all sequences. Not
      * bit-exact: matMul dequantizes each weight row to floats and sums it against the activations in a register
      * tile (per-lane partial sums over the row, then a fixed lane tree), while the fused mat-vec kernel of the step
