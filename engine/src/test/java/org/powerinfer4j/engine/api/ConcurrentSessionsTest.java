@@ -43,6 +43,17 @@ class ConcurrentSessionsTest {
         }
     }
 
+    @Test
+    void mixtureOfExpertsSessionsOnOneModelEqualSerialOnes() throws Exception {
+        // routed experts (ReLU, exact) in shared decode passes: an expert chosen by several sessions is read once for all
+        try (Model m = Model.open(org.powerinfer4j.engine.TestData.file("archs/mixtral.gguf"), ModelOptions.defaults().withThreads(2)
+                .withContextLength(64).withActivation(org.powerinfer4j.engine.model.FfnActivation.REGLU).withDecodeBatching(DecodeBatching.EXACT))) {
+            assertThat(m.sparseMode()).isEqualTo(SparseMode.EXACT);
+            assertThat(m.transformer().supportsSequenceBatches()).isTrue();
+            assertConcurrentEqualsSerial(m);
+        }
+    }
+
     private static void assertConcurrentEqualsSerial(Model m) throws Exception {
         int vocab = m.config().vocabSize();
         int[][] scripts = new int[SESSIONS][];
