@@ -72,4 +72,24 @@ class OfflineCommandsTest {
         Run sameFile = run("train-predictors", "-m", model.toString(), "--ffn-act", "relu", "--sample", "64", "-o", model.toString());
         assertThat(sameFile.rc).isNotZero();
     }
+
+    /** A mixture-of-experts model: one predictor per (layer, expert), and the PWRI file runs predict mode in generate. */
+    @Test
+    void trainPredictorsOnAMixtureOfExpertsModel() throws Exception {
+        Path out = dir.resolve("moe.powerinfer.gguf");
+        Run r = run("train-predictors", "-m", TESTDATA.resolve("archs/mixtral.gguf").toString(), "--ffn-act", "reglu", "-t", "2", "-c", "128",
+                "--sample", "512", "--hidden", "16", "--epochs", "2", "-o", out.toString());
+        assertThat(r.rc).as(r.err).isZero();
+        assertThat(r.out).contains("expert").contains("file threshold").contains("wrote");
+        try (GGUFFile f = GGUFFile.open(out)) {
+            assertThat(f.tensorInfo("blk.1.fc1.3.weight").ne()).containsExactly(64L, 16L);
+            assertThat(f.hasTensor("blk.1.fc2.3.weight")).isTrue();
+        }
+        Run g = run("generate", "-m", out.toString(), "--ffn-act", "reglu", "-p", "hello", "-n", "4", "-t", "1", "--stats");
+        assertThat(g.rc).as(g.err).isZero();
+        try (var m = org.powerinfer4j.engine.api.Model.open(out, org.powerinfer4j.engine.api.ModelOptions.defaults().withThreads(1)
+                .withContextLength(64).withActivation(org.powerinfer4j.engine.model.FfnActivation.REGLU))) {
+            assertThat(m.sparseMode()).isEqualTo(org.powerinfer4j.engine.sparse.SparseMode.PREDICT);
+        }
+    }
 }
