@@ -195,8 +195,7 @@ public final class Model implements AutoCloseable {
                         : new MoeFeedForward(config);
             if (sparseMode == SparseMode.PREDICT && options.gpu().enabled() && options.gpu().gpuLayers() == 0)
                 options.listener().message("note: --gpu does not offload mixture-of-experts FFNs yet; the experts run on the CPU");
-            if (sparseMode == SparseMode.PREDICT)
-                sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
+            if (sparseMode == SparseMode.PREDICT) sparseThreshold = thresholdInUse();
             return new MoeFeedForward(config, new SparseExpertFeedForward(sparseMode, config.activation(), sparseThreshold, expertDownT(),
                     maxExpertPredictorHidden(), stats, sparseMode == SparseMode.PREDICT && options.sparseStats()));
         }
@@ -217,7 +216,7 @@ public final class Model implements AutoCloseable {
             Tensor[] t = transposedDown.transposeAll(toTranspose.stream().map(i -> weights.layers()[i].ffnDown()).toList(), options.threads());
             for (int j = 0; j < t.length; j++) downT[toTranspose.get(j)] = t[j];
         }
-        sparseThreshold = Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
+        sparseThreshold = thresholdInUse();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
             // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
             // one backend (one context, the kernels loaded once) for both; the model closes it
@@ -249,6 +248,11 @@ public final class Model implements AutoCloseable {
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
+    }
+
+    /** {@code --sparse-threshold} when given, else the file's {@code powerinfer.sparse_threshold} (0 without one). */
+    private float thresholdInUse() {
+        return Float.isNaN(options.sparseThreshold()) ? file.getFloat("powerinfer.sparse_threshold", 0f) : options.sparseThreshold();
     }
 
     private int maxExpertPredictorHidden() {

@@ -22,11 +22,6 @@ public final class SparseExpertFeedForward implements ExpertFeedForward {
     private final Tensor[][] downT;   // [layer][expert]: neuron-major down projections (null for dense layers)
     private final int maxPredictorHidden;
 
-    /** Exact mode: the experts' selectors decide. */
-    public SparseExpertFeedForward(FfnActivation activation, Tensor[][] downT, SparsityStats stats) {
-        this(SparseMode.EXACT, activation, 0f, downT, 1, stats, false);
-    }
-
     /** {@code mode} exact or predict (per-expert predictors with up to {@code maxPredictorHidden} hidden units, logit ≥ {@code threshold}). */
     public SparseExpertFeedForward(SparseMode mode, FfnActivation activation, float threshold, Tensor[][] downT, int maxPredictorHidden,
                                    SparsityStats stats, boolean verify) {
