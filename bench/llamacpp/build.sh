@@ -28,7 +28,16 @@ fi
 CMAKE_OPTS=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DBUILD_SHARED_LIBS=OFF
     -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DGGML_CCACHE=OFF)
-key="node-llama-cpp@$NODE_LLAMA_CPP_VERSION ${CMAKE_OPTS[*]}"
+# On a CPU that reports AMX (Sapphire Rapids and later) -march=native compiles ggml's AMX matmul, whose first
+# ldtilecfg faults where the kernel or hypervisor has not enabled AMX state (a general-protection crash in
+# llama-bench on these VMs); ggml's AVX-512/VNNI kernels are the peer then, as for our Vector API code.
+if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
+    CMAKE_OPTS+=(-DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16")
+fi
+# GGML_NATIVE compiles for this host's CPU: a build from another CPU (a shared cache, a moved folder) may crash here,
+# so the CPU's model and feature flags are part of the key too
+cpu="$( { grep -m1 '^model name' /proc/cpuinfo; grep -m1 -E '^(flags|Features)' /proc/cpuinfo; } 2>/dev/null | cksum | cut -d' ' -f1)"
+key="node-llama-cpp@$NODE_LLAMA_CPP_VERSION ${CMAKE_OPTS[*]} cpu=$cpu"
 if [[ -f "$STAMP" && "$(head -n1 "$STAMP")" == "$key" && -x "$OUT/bin/llama-bench" ]]; then
     echo "llama.cpp peer already built: $OUT/bin ($(sed -n 2p "$STAMP"))"
     exit 0

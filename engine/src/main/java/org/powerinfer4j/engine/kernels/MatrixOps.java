@@ -4,6 +4,7 @@ import static org.powerinfer4j.engine.kernels.Simd.F;
 import static org.powerinfer4j.engine.kernels.Simd.FL;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -17,8 +18,9 @@ import org.powerinfer4j.engine.tensor.Tensor;
  *
  * <p>{@link #matVec} (decode) streams each weight row once through the type's fused dequantize-dot, rows split
  * statically over the pool: it is memory-bandwidth bound. {@link #matMul} (prefill) dequantizes a panel of rows
- * once into a per-thread float scratch and multiplies it with the whole batch through a 4-row × 3-column
- * register tile, so each weight byte is read once per call and the work is compute bound.
+ * once into a per-thread float scratch and multiplies it with the whole batch — whole groups of 64 columns (a
+ * prompt chunk, at 512-bit) through {@link BroadcastTiles}' rank-1 register tiles, the rest through a 4-row ×
+ * 3-column dot-product tile — so each weight byte is read once per call and the work is compute bound.
  */
 public final class MatrixOps {
     private MatrixOps() {}
@@ -215,19 +217,28 @@ public final class MatrixOps {
             float[] xp = PERMUTED_X.get();
             if (xp.length < batch * np) PERMUTED_X.set(xp = new float[batch * np]);
             for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * np, null);
-            float[] fxp = xp;
             PanelSource src = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
-            if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) matMulRows(src, np, rows, 0, rows, fxp, batch, out);
-            else pool.forRange(rows, MR, (from, to, t) -> matMulRows(src, np, rows, from, to, fxp, batch, out));
+            matMulPanels(pool, src, np, rows, xp, batch, out);
             return;
         }
         RowKernel k = Kernels.forType(w.type());
         MemorySegment data = w.data();
         PanelSource src = (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
+        matMulPanels(pool, src, n, rows, x, batch, out);
+    }
+
+    /**
+     * The panels of rows split over the pool. Whole tiles of {@link BroadcastTiles#COLS} batch columns (a prompt
+     * chunk) go through its broadcast tiles, over activations transposed once here; the rest through the 4×3
+     * dot-product tiles.
+     */
+    private static void matMulPanels(WorkerPool pool, PanelSource src, int n, int rows, float[] x, int batch, float[] out) {
+        int cols = BroadcastTiles.columns(batch);
+        float[] xT = cols > 0 ? BroadcastTiles.transpose(x, n, cols) : null;
         if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) {
-            matMulRows(src, n, rows, 0, rows, x, batch, out);
+            matMulRows(src, n, rows, 0, rows, x, xT, cols, batch, out);
         } else {
-            pool.forRange(rows, MR, (from, to, t) -> matMulRows(src, n, rows, from, to, x, batch, out));
+            pool.forRange(rows, MR, (from, to, t) -> matMulRows(src, n, rows, from, to, x, xT, cols, batch, out));
         }
     }
 
@@ -238,13 +249,20 @@ public final class MatrixOps {
     }
 
     /** One thread's share: panels of rows dequantized once, then multiplied with every batch column. */
-    private static void matMulRows(PanelSource src, int n, int rows, int from, int to, float[] x, int batch, float[] out) {
-        int panel = Math.max(MR, Math.min(batch < SMALL_BATCH ? SMALL_PANEL : 64, PANEL_FLOATS / Math.max(1, n)) / MR * MR);
+    private static void matMulRows(PanelSource src, int n, int rows, int from, int to, float[] x, float[] xT, int cols,
+                                   int batch, float[] out) {
+        int granule = cols > 0 ? BroadcastTiles.ROWS : MR;
+        int panel = Math.max(granule, Math.min(batch < SMALL_BATCH ? SMALL_PANEL : 64, PANEL_FLOATS / Math.max(1, n)) / granule * granule);
         float[] scratch = scratch(panel * n);
         for (int p0 = from; p0 < to; p0 += panel) {
             int pRows = Math.min(panel, to - p0);
             for (int r = 0; r < pRows; r++) src.rowTo(p0 + r, scratch, r * n);
             int b = 0;
+            if (cols > 0) {
+                Arrays.fill(scratch, pRows * n, BroadcastTiles.padRows(pRows) * n, 0f);   // the last tile's rows past pRows
+                BroadcastTiles.panel(scratch, n, pRows, xT, cols, out, rows, p0);
+                b = cols;
+            }
             // with the vector path disabled everything goes through the (scalar) FloatKernels.dot below
             for (; Simd.ENABLED && b + NB <= batch; b += NB) {
                 int r = 0;

@@ -111,6 +111,31 @@ class MatrixOpsTest {
         }
     }
 
+    /**
+     * Prompt-sized batches: whole groups of {@link BroadcastTiles#COLS} columns go through the broadcast tiles, whose
+     * every output is exactly the FMA chain of {@link BroadcastTiles#reference} (any thread count, panel or k block);
+     * the columns past them through the dot-product tiles. Both within the naive loop's bound.
+     */
+    @Property(tries = 30)
+    void promptBatchesAreTheFmaChainBitForBit(@ForAll("types") GGMLType t, @ForAll @IntRange(min = 1, max = 3) int threads,
+                                              @ForAll @IntRange(min = 18, max = 150) int batch, @ForAll @IntRange(min = 1, max = 45) int rows,
+                                              @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = rowLength(t, r);
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Matrix m = Matrix.random(t, n, rows, r, arena);
+            float[] x = QuantData.randomFloats(r, batch * n), out = new float[batch * rows];
+            MatrixOps.matMul(pool, m.tensor(), x, batch, out);
+            int cols = BroadcastTiles.columns(batch);
+            for (int b = 0; b < batch; b++) {
+                for (int i = 0; i < rows; i++) {
+                    m.assertRow(i, x, b * n, out[b * rows + i]);
+                    if (b < cols) assertThat(out[b * rows + i]).as("row %d column %d", i, b).isEqualTo(BroadcastTiles.reference(m.w()[i], 0, x, b * n, n));
+                }
+            }
+        }
+    }
+
     // ---- repacked Q4_0 (tensor.RepackedQ4): the dense products read the repacked copy when one is attached ----
 
     private static Matrix repacked(int n, int rows, Random r, Arena arena) {

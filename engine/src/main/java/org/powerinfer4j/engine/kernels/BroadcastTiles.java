@@ -1,0 +1,138 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.powerinfer4j.engine.kernels.Simd.F;
+import static org.powerinfer4j.engine.kernels.Simd.FL;
+
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * Prefill's matrix product as rank-1 updates: per step k, one weight {@code w[r][k]} broadcast times a vector of
+ * {@link Simd#FL} batch columns {@code xT[k][c..]}, accumulated in registers that hold the outputs themselves. The
+ * 6-row × 4-vector tile keeps 24 accumulators (of the 32 vector registers AVX-512 and NEON have) and per step
+ * issues 6 broadcasts and 4 loads for 24 FMAs; the activations are transposed once per product (k-major) and a
+ * block of {@link #KC} steps of them stays in L1 while every row group of the panel passes over it.
+ *
+ * <p>Why not {@link MatrixOps}' 4×3 dot-product tile for these batches: it reads each weight vector from the L2
+ * panel for three FMAs and ends each tile in lane reductions. Measured on one Sapphire Rapids core (512-bit,
+ * batch 64, panels of 48–96 rows): 4×3 reaches 58 / 33 G multiply-adds/s at row lengths 768 / 2048, this tile
+ * 62–71 / 60–62, against a register-only FMA peak of 100.
+ *
+ * <p>Every output is one FMA chain over k in order from 0f — {@code s = fma(w[r][k], x[c][k], s)} — whatever
+ * the block sizes, thread count or execution mode, so {@link #reference} gives its bits exactly.
+ */
+final class BroadcastTiles {
+    private BroadcastTiles() {}
+
+    /** Rows and vectors of the register tile. */
+    static final int ROWS = 6, VECS = 4;
+    /** Batch columns per tile: four vectors. */
+    static final int COLS = VECS * FL;
+    /** k steps per block: 64 steps × {@link #COLS} columns of activations (16 KiB at 512-bit) stay in L1. */
+    static final int KC = 64;
+    /**
+     * Only where 24 accumulators fit in registers: 512-bit x86 (32 zmm) and 128-bit AArch64 (32 NEON registers).
+     * AVX2's 16 ymm registers would spill them; those keep the 4×3 tile. {@code -Dpowerinfer4j.matmul.broadcast=false}
+     * turns the path off (for side-by-side benchmarks).
+     */
+    static final boolean SUPPORTED = Simd.ENABLED && !"false".equals(System.getProperty("powerinfer4j.matmul.broadcast"))
+            && (FL == 16 || (FL == 4 && "aarch64".equals(System.getProperty("os.arch"))));
+
+    private static final ThreadLocal<float[]> TRANSPOSED = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** Columns of a batch this path takes: whole tiles (the rest goes through the dot-product tiles). */
+    static int columns(int batch) {
+        return SUPPORTED ? batch / COLS * COLS : 0;
+    }
+
+    /**
+     * The first {@code cols} of the row-major vectors of length n in x ({@code x[b*n + k]}), k-major per tile of
+     * columns: {@code xT[(b/COLS)*n*COLS + k*COLS + b%COLS]}, in the calling thread's buffer, valid until its next
+     * call. The constant stride lets C2 hoist the tile's bounds checks out of its k loop (a stride that is a
+     * variable keeps one check per load in the loop).
+     */
+    static float[] transpose(float[] x, int n, int cols) {
+        float[] xT = TRANSPOSED.get();
+        if (xT.length < n * cols) TRANSPOSED.set(xT = new float[n * cols]);
+        for (int b0 = 0; b0 < cols; b0 += 8) {      // 8 source rows at a time: 8 sequential reads per written line
+            int b1 = Math.min(cols, b0 + 8);
+            int base = b0 / COLS * n * COLS + b0 % COLS;
+            for (int k = 0; k < n; k++) {
+                int o = base + k * COLS - b0;
+                for (int b = b0; b < b1; b++) xT[o + b] = x[b * n + k];
+            }
+        }
+        return xT;
+    }
+
+    /**
+     * {@code out[c*rows + outRow0 + r] = Σ_k w[r*n + k]·x[c][k]} for r &lt; pRows, c &lt; cols (xT from
+     * {@link #transpose}). The panel w
+     * holds pRows rows rounded up to a multiple of {@link #ROWS}; the rows past pRows (zeroes, from the caller)
+     * are computed but not written.
+     */
+    static void panel(float[] w, int n, int pRows, float[] xT, int cols, float[] out, int rows, int outRow0) {
+        int padded = padRows(pRows);
+        float[] acc = ACC.get();
+        if (acc.length < padded * COLS) ACC.set(acc = new float[padded * COLS]);
+        for (int c0 = 0; c0 < cols; c0 += COLS) {
+            Arrays.fill(acc, 0, padded * COLS, 0f);
+            for (int k0 = 0; k0 < n; k0 += KC) {
+                int k1 = Math.min(n, k0 + KC);
+                for (int r = 0; r < padded; r += ROWS) tile(w, r * n, n, xT, c0 * n, k0, k1, acc, r * COLS);
+            }
+            // out column by column: each a run of pRows floats (acc, 24 KiB at most, is read across in L1)
+            for (int c = 0; c < COLS; c++) {
+                int o = (c0 + c) * rows + outRow0;
+                for (int r = 0; r < pRows; r++) out[o + r] = acc[r * COLS + c];
+            }
+        }
+    }
+
+    /** pRows rounded up to whole tiles. */
+    static int padRows(int pRows) {
+        return (pRows + ROWS - 1) / ROWS * ROWS;
+    }
+
+    /** Six rows of the panel from w0 on × the column tile of xT at xt (four vectors) over k in [k0, k1), into acc[a..]. */
+    private static void tile(float[] w, int w0, int n, float[] xT, int xt, int k0, int k1, float[] acc, int a) {
+        FloatVector c00 = FloatVector.fromArray(F, acc, a + 0 * FL), c01 = FloatVector.fromArray(F, acc, a + 1 * FL),
+                c02 = FloatVector.fromArray(F, acc, a + 2 * FL), c03 = FloatVector.fromArray(F, acc, a + 3 * FL);
+        FloatVector c10 = FloatVector.fromArray(F, acc, a + 4 * FL), c11 = FloatVector.fromArray(F, acc, a + 5 * FL),
+                c12 = FloatVector.fromArray(F, acc, a + 6 * FL), c13 = FloatVector.fromArray(F, acc, a + 7 * FL);
+        FloatVector c20 = FloatVector.fromArray(F, acc, a + 8 * FL), c21 = FloatVector.fromArray(F, acc, a + 9 * FL),
+                c22 = FloatVector.fromArray(F, acc, a + 10 * FL), c23 = FloatVector.fromArray(F, acc, a + 11 * FL);
+        FloatVector c30 = FloatVector.fromArray(F, acc, a + 12 * FL), c31 = FloatVector.fromArray(F, acc, a + 13 * FL),
+                c32 = FloatVector.fromArray(F, acc, a + 14 * FL), c33 = FloatVector.fromArray(F, acc, a + 15 * FL);
+        FloatVector c40 = FloatVector.fromArray(F, acc, a + 16 * FL), c41 = FloatVector.fromArray(F, acc, a + 17 * FL),
+                c42 = FloatVector.fromArray(F, acc, a + 18 * FL), c43 = FloatVector.fromArray(F, acc, a + 19 * FL);
+        FloatVector c50 = FloatVector.fromArray(F, acc, a + 20 * FL), c51 = FloatVector.fromArray(F, acc, a + 21 * FL),
+                c52 = FloatVector.fromArray(F, acc, a + 22 * FL), c53 = FloatVector.fromArray(F, acc, a + 23 * FL);
+        for (int k = k0; k < k1; k++) {
+            int xo = xt + k * COLS, wo = w0 + k;
+            FloatVector x0 = FloatVector.fromArray(F, xT, xo), x1 = FloatVector.fromArray(F, xT, xo + FL);
+            FloatVector x2 = FloatVector.fromArray(F, xT, xo + 2 * FL), x3 = FloatVector.fromArray(F, xT, xo + 3 * FL);
+            FloatVector s;
+            s = FloatVector.broadcast(F, w[wo]); c00 = x0.fma(s, c00); c01 = x1.fma(s, c01); c02 = x2.fma(s, c02); c03 = x3.fma(s, c03);
+            s = FloatVector.broadcast(F, w[wo + n]); c10 = x0.fma(s, c10); c11 = x1.fma(s, c11); c12 = x2.fma(s, c12); c13 = x3.fma(s, c13);
+            s = FloatVector.broadcast(F, w[wo + 2 * n]); c20 = x0.fma(s, c20); c21 = x1.fma(s, c21); c22 = x2.fma(s, c22); c23 = x3.fma(s, c23);
+            s = FloatVector.broadcast(F, w[wo + 3 * n]); c30 = x0.fma(s, c30); c31 = x1.fma(s, c31); c32 = x2.fma(s, c32); c33 = x3.fma(s, c33);
+            s = FloatVector.broadcast(F, w[wo + 4 * n]); c40 = x0.fma(s, c40); c41 = x1.fma(s, c41); c42 = x2.fma(s, c42); c43 = x3.fma(s, c43);
+            s = FloatVector.broadcast(F, w[wo + 5 * n]); c50 = x0.fma(s, c50); c51 = x1.fma(s, c51); c52 = x2.fma(s, c52); c53 = x3.fma(s, c53);
+        }
+        c00.intoArray(acc, a + 0 * FL); c01.intoArray(acc, a + 1 * FL); c02.intoArray(acc, a + 2 * FL); c03.intoArray(acc, a + 3 * FL);
+        c10.intoArray(acc, a + 4 * FL); c11.intoArray(acc, a + 5 * FL); c12.intoArray(acc, a + 6 * FL); c13.intoArray(acc, a + 7 * FL);
+        c20.intoArray(acc, a + 8 * FL); c21.intoArray(acc, a + 9 * FL); c22.intoArray(acc, a + 10 * FL); c23.intoArray(acc, a + 11 * FL);
+        c30.intoArray(acc, a + 12 * FL); c31.intoArray(acc, a + 13 * FL); c32.intoArray(acc, a + 14 * FL); c33.intoArray(acc, a + 15 * FL);
+        c40.intoArray(acc, a + 16 * FL); c41.intoArray(acc, a + 17 * FL); c42.intoArray(acc, a + 18 * FL); c43.intoArray(acc, a + 19 * FL);
+        c50.intoArray(acc, a + 20 * FL); c51.intoArray(acc, a + 21 * FL); c52.intoArray(acc, a + 22 * FL); c53.intoArray(acc, a + 23 * FL);
+    }
+
+    /** The scalar reference: the FMA chain every output of {@link #panel} is. */
+    static float reference(float[] w, int wo, float[] x, int xo, int n) {
+        float s = 0f;
+        for (int k = 0; k < n; k++) s = Math.fma(w[wo + k], x[xo + k], s);
+        return s;
+    }
+}
