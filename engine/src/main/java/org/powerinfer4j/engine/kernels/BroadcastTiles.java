@@ -38,7 +38,8 @@ final class BroadcastTiles {
     static final boolean SUPPORTED = Simd.ENABLED && !"false".equals(System.getProperty("powerinfer4j.matmul.broadcast"))
             && (FL == 16 || (FL == 4 && "aarch64".equals(System.getProperty("os.arch"))));
 
-    private static final ThreadLocal<float[]> TRANSPOSED = ThreadLocal.withInitial(() -> new float[0]);
+    /** The calling thread's k-major copies: two, for a product over plain and permuted activations at once. */
+    private static final ThreadLocal<float[][]> TRANSPOSED = ThreadLocal.withInitial(() -> new float[2][0]);
     private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[0]);
 
     /** Columns of a batch this path takes: whole tiles (the rest goes through the dot-product tiles). */
@@ -49,12 +50,13 @@ final class BroadcastTiles {
     /**
      * The first {@code cols} of the row-major vectors of length n in x ({@code x[b*n + k]}), k-major per tile of
      * columns: {@code xT[(b/COLS)*n*COLS + k*COLS + b%COLS]}, in the calling thread's buffer, valid until its next
-     * call. The constant stride lets C2 hoist the tile's bounds checks out of its k loop (a stride that is a
+     * call with the same {@code buffer} (0 or 1). The constant stride lets C2 hoist the tile's bounds checks out of its k loop (a stride that is a
      * variable keeps one check per load in the loop).
      */
-    static float[] transpose(float[] x, int n, int cols) {
-        float[] xT = TRANSPOSED.get();
-        if (xT.length < n * cols) TRANSPOSED.set(xT = new float[n * cols]);
+    static float[] transpose(float[] x, int n, int cols, int buffer) {
+        float[][] buffers = TRANSPOSED.get();
+        float[] xT = buffers[buffer];
+        if (xT.length < n * cols) buffers[buffer] = xT = new float[n * cols];
         // one gather per k and FL columns: lane i reads x[(b0+i)*n + k]. 64 × 768 floats: 9 µs, against 35 for
         // the scalar copy — it runs on the calling thread before every product, so it is the serial part
         int[] rowStarts = new int[FL];

@@ -228,13 +228,78 @@ public final class MatrixOps {
     }
 
     /**
+     * {@code matMul(ws[i], x) → outs[i]} for matrices that read the same activations (q, k and v; gate and up),
+     * in one pass over the pool: x is transposed for the broadcast tiles once per column order (plain, and
+     * permuted for repacked matrices) instead of once per matrix, and the threads share the rows of all of
+     * them, so one phase replaces several. Each output has the bits {@link #matMul} gives it.
+     */
+    public static void matMulShared(WorkerPool pool, Tensor[] ws, float[] x, int batch, float[][] outs) {
+        int m = ws.length, cols = BroadcastTiles.columns(batch);
+        int padded = -1;   // the permuted order's padded length, one for all repacked matrices here
+        for (Tensor w : ws) {
+            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+            if (rep != null && padded >= 0 && rep.paddedLength() != padded) padded = -2;
+            else if (rep != null) padded = rep.paddedLength();
+            if (w.rowLength() != ws[0].rowLength()) padded = -2;
+        }
+        if (batch == 1 || m == 1 || cols == 0 || padded == -2) {
+            for (int i = 0; i < m; i++) matMul(pool, ws[i], x, batch, outs[i]);
+            return;
+        }
+        int n = ws[0].rowLength();
+        Objects.checkFromIndexSize(0, Math.multiplyExact(batch, n), x.length);
+        float[] xp = null, xTp = null, xT = null;
+        if (padded >= 0) {
+            xp = PERMUTED_X.get();
+            if (xp.length < batch * padded) PERMUTED_X.set(xp = new float[batch * padded]);
+            for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * padded, null);
+            xTp = BroadcastTiles.transpose(xp, padded, cols, 1);
+        }
+        PanelSource[] src = new PanelSource[m];
+        int[] lengths = new int[m], firstRow = new int[m + 1];
+        float[][] xs = new float[m][], xTs = new float[m][];
+        long macs = 0;
+        for (int i = 0; i < m; i++) {
+            Tensor w = ws[i];
+            Objects.checkFromIndexSize(0, Math.multiplyExact(batch, w.rows()), outs[i].length);
+            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+            if (rep != null) {
+                src[i] = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
+                lengths[i] = padded;
+                xs[i] = xp;
+                xTs[i] = xTp;
+            } else {
+                RowKernel k = Kernels.forType(w.type());
+                MemorySegment data = w.data();
+                src[i] = (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
+                lengths[i] = n;
+                if (xT == null) xT = BroadcastTiles.transpose(x, n, cols, 0);
+                xs[i] = x;
+                xTs[i] = xT;
+            }
+            // each matrix starts at a multiple of MR, so its shares start at 4-row groups as in matMul (which rows
+            // the 4x3 tiles take, and so the bits, follow from that)
+            firstRow[i + 1] = firstRow[i] + (w.rows() + MR - 1) / MR * MR;
+            macs += (long) w.rows() * n * batch;
+        }
+        WorkerPool.RangeTask task = (from, to, t) -> {
+            for (int i = 0; i < m; i++) {
+                int lo = Math.max(from, firstRow[i]), hi = Math.min(to, firstRow[i] + ws[i].rows());
+                if (lo < hi) matMulRows(src[i], lengths[i], ws[i].rows(), lo - firstRow[i], hi - firstRow[i], xs[i], xTs[i], cols, batch, outs[i]);
+            }
+        };
+        if (pool.threads() == 1 || macs < parallelThreshold) task.run(0, firstRow[m], 0);
+        else pool.forRange(firstRow[m], MR, task);
+    }
+
+    /**
      * The panels of rows split over the pool. Whole tiles of {@link BroadcastTiles#COLS} batch columns (a prompt
      * chunk) go through its broadcast tiles, over activations transposed once here; the rest through the 4×3
      * dot-product tiles.
      */
     private static void matMulPanels(WorkerPool pool, PanelSource src, int n, int rows, float[] x, int batch, float[] out) {
         int cols = BroadcastTiles.columns(batch);
-        float[] xT = cols > 0 ? BroadcastTiles.transpose(x, n, cols) : null;
+        float[] xT = cols > 0 ? BroadcastTiles.transpose(x, n, cols, 0) : null;
         if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) {
             matMulRows(src, n, rows, 0, rows, x, xT, cols, batch, out);
         } else {

@@ -4,6 +4,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import org.powerinfer4j.engine.kernels.FixedMath;
 import org.powerinfer4j.engine.kernels.FloatKernels;
+import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.Tensor;
@@ -47,8 +48,13 @@ public final class DenseFeedForward implements FeedForward {
                         Tensor gateBias, Tensor upBias, Tensor downBias, float[] x, int batch, float[] hb, float[] hb2, float[] y,
                         InferenceState seq) {
         int ff = up.rows();
-        if (gate != null) Transformer.project(pool, gate, x, batch, hb, seq != null && seq.perTokenFor(gate));
-        Transformer.project(pool, up, x, batch, hb2, seq != null && seq.perTokenFor(up));
+        boolean perToken = seq != null && (seq.perTokenFor(up) || (gate != null && seq.perTokenFor(gate)));
+        if (gate != null && batch > 1 && !perToken) {   // a prompt chunk: both products in one pass, x transposed once
+            MatrixOps.matMulShared(pool, new Tensor[] {gate, up}, x, batch, new float[][] {hb, hb2});
+        } else {
+            if (gate != null) Transformer.project(pool, gate, x, batch, hb, seq != null && seq.perTokenFor(gate));
+            Transformer.project(pool, up, x, batch, hb2, seq != null && seq.perTokenFor(up));
+        }
         if (gateBias != null) addBias(hb, gateBias, ff, batch);
         if (upBias != null) addBias(hb2, upBias, ff, batch);
         activate(activation, hb, hb2, batch * ff, gate != null);

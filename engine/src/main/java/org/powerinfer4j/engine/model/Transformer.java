@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.model;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.List;
 import org.powerinfer4j.engine.kernels.FloatKernels;
 import org.powerinfer4j.engine.kernels.Kernels;
 import org.powerinfer4j.engine.kernels.MatrixOps;
@@ -166,7 +167,46 @@ public final class Transformer {
             int from = 0;
             // the attention block on the device when it holds this layer's (hybrid mode), else here
             if (device != null && g.attentionEnd() >= 0 && device.attention(s, l, batch, startPos)) from = g.attentionEnd();
-            for (int i = from; i < g.ops().size(); i++) run(g.ops().get(i), pool, s, l, batch, startPos);
+            for (int i = from; i < g.ops().size(); i++) {
+                int end = sharedInputEnd(g.ops(), i, s, batch);
+                if (end > i + 1) {
+                    projectShared(g.ops(), i, end, pool, s, batch);
+                    i = end - 1;
+                } else {
+                    run(g.ops().get(i), pool, s, l, batch, startPos);
+                }
+            }
+        }
+    }
+
+    /**
+     * End of the run of products from op i on that read one buffer and write others (q, k, v): one pass of
+     * {@link MatrixOps#matMulShared} for a prompt chunk. i + 1 when there is none to share with.
+     */
+    private static int sharedInputEnd(List<Op> ops, int i, InferenceState s, int batch) {
+        if (batch == 1 || !(ops.get(i) instanceof LayerGraph.Linear first) || s.perTokenFor(first.weight())) return i + 1;
+        int end = i + 1;
+        while (end < ops.size() && ops.get(end) instanceof LayerGraph.Linear li && li.in() == first.in() && !s.perTokenFor(li.weight())) end++;
+        for (int a = i; a < end; a++) {
+            LayerGraph.Buf out = ((LayerGraph.Linear) ops.get(a)).out();
+            if (out == first.in()) return i + 1;
+            for (int b = i; b < a; b++) if (((LayerGraph.Linear) ops.get(b)).out() == out) return i + 1;
+        }
+        return end;
+    }
+
+    private static void projectShared(List<Op> ops, int from, int to, WorkerPool pool, InferenceState s, int batch) {
+        Tensor[] ws = new Tensor[to - from];
+        float[][] outs = new float[to - from][];
+        for (int i = from; i < to; i++) {
+            LayerGraph.Linear li = (LayerGraph.Linear) ops.get(i);
+            ws[i - from] = li.weight();
+            outs[i - from] = s.buffer(li.out());
+        }
+        MatrixOps.matMulShared(pool, ws, s.buffer(((LayerGraph.Linear) ops.get(from)).in()), batch, outs);
+        for (int i = from; i < to; i++) {
+            LayerGraph.Linear li = (LayerGraph.Linear) ops.get(i);
+            if (li.bias() != null) DenseFeedForward.addBias(outs[i - from], li.bias(), li.weight().rows(), batch);
         }
     }
 

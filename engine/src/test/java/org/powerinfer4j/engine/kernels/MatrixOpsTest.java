@@ -187,6 +187,31 @@ class MatrixOpsTest {
         }
     }
 
+    /** q/k/v-style products of one input in one pass: each output bit-identical to its own matMul, repacked or not. */
+    @Property(tries = 25)
+    void sharedInputProductsEqualTheirOwnMatMuls(@ForAll @IntRange(min = 1, max = 3) int threads, @ForAll @IntRange(min = 2, max = 140) int batch,
+                                                 @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * (1 + r.nextInt(3));
+        GGMLType[] kinds = {GGMLType.Q8_0, GGMLType.Q6_K, GGMLType.F16, GGMLType.Q4_K};
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Tensor[] ws = new Tensor[2 + r.nextInt(2)];
+            for (int i = 0; i < ws.length; i++) {
+                int rows = 1 + r.nextInt(40);
+                ws[i] = r.nextBoolean() ? repacked(n, rows, r, arena).tensor() : Matrix.random(kinds[r.nextInt(kinds.length)], n, rows, r, arena).tensor();
+            }
+            float[] x = QuantData.randomFloats(r, batch * n);
+            float[][] outs = new float[ws.length][];
+            for (int i = 0; i < ws.length; i++) outs[i] = new float[batch * ws[i].rows()];
+            MatrixOps.matMulShared(pool, ws, x, batch, outs);
+            for (int i = 0; i < ws.length; i++) {
+                float[] alone = new float[batch * ws[i].rows()];
+                MatrixOps.matMul(pool, ws[i], x, batch, alone);
+                assertThat(outs[i]).as("matrix %d (%s)", i, ws[i].type()).isEqualTo(alone);
+            }
+        }
+    }
+
     @Test
     void matMulOverSeveralPanelsAndThreads() {
         // long rows make panels of 4 rows, so one thread's share spans many panels
