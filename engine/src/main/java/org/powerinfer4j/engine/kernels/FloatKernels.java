@@ -340,14 +340,23 @@ public final class FloatKernels {
         }
 
 
+        /** Halves are converted a chunk at a time by C2's vectorized {@link PlainKernels#halves}, then one FMA each. */
         static void axpyF16(float alpha, MemorySegment v, long vOff, float[] y, int yOff, int n) {
             FloatVector a = FloatVector.broadcast(F, alpha);
+            float[] t = AXPY_HALVES.get();
             int i = 0;
-            for (int end = n - FL; i <= end; i += FL) {
-                half(v, vOff + 2L * i).fma(a, FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            while (i <= n - FL) {
+                int len = Math.min(t.length, (n - i) / FL * FL);
+                PlainKernels.halves(v, vOff + 2L * i, t, 0, len);
+                for (int j = 0; j < len; j += FL) {
+                    FloatVector.fromArray(F, t, j).fma(a, FloatVector.fromArray(F, y, yOff + i + j)).intoArray(y, yOff + i + j);
+                }
+                i += len;
             }
             for (; i < n; i++) y[yOff + i] += alpha * Float.float16ToFloat(v.get(SHORT_LE, vOff + 2L * i));
         }
+
+        private static final ThreadLocal<float[]> AXPY_HALVES = ThreadLocal.withInitial(() -> new float[512]);
 
         private static FloatVector half(MemorySegment s, long off) {
             return Blocks.halfToFloat(ShortVector.fromMemorySegment(S, s, off, LE));
