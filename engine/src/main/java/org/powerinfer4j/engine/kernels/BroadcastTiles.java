@@ -33,10 +33,14 @@ final class BroadcastTiles {
     /**
      * Only where 24 accumulators fit in registers: 512-bit x86 (32 zmm) and 128-bit AArch64 (32 NEON registers).
      * AVX2's 16 ymm registers would spill them; those keep the 4×3 tile. {@code -Dpowerinfer4j.matmul.broadcast=false}
-     * turns the path off (for side-by-side benchmarks).
+     * turns the path off (side-by-side benchmarks), {@code =true} on at any width (the 128-bit test execution, NEON's
+     * width, runs it on x86 too).
      */
-    static final boolean SUPPORTED = Simd.ENABLED && !"false".equals(System.getProperty("powerinfer4j.matmul.broadcast"))
-            && (FL == 16 || (FL == 4 && "aarch64".equals(System.getProperty("os.arch"))));
+    static final boolean SUPPORTED = Simd.ENABLED && switch (System.getProperty("powerinfer4j.matmul.broadcast", "")) {
+        case "false" -> false;
+        case "true" -> true;
+        default -> FL == 16 || (FL == 4 && "aarch64".equals(System.getProperty("os.arch")));
+    };
 
     /** The calling thread's k-major copies: two, for a product over plain and permuted activations at once. */
     private static final ThreadLocal<float[][]> TRANSPOSED = ThreadLocal.withInitial(() -> new float[2][0]);
