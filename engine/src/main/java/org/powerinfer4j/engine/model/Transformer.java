@@ -304,8 +304,10 @@ public final class Transformer {
         final MemorySegment sinks = a.sinks() == null ? null : a.sinks().data();
         pool.forRange(batch * c.heads(), (from, to, thread) -> {
             float[] sc = s.scores[thread];
-            for (int bh = from; bh < to; bh++) {
-                int b = bh / c.heads(), h = bh % c.heads(), kvh = h / group;
+            for (int hb = from; hb < to; hb++) {
+                // head-major: each thread's share holds every token of its heads, so the causal mask's growing
+                // cost (token b reads startPos + b + 1 positions) is split evenly, not later tokens to the last thread
+                int h = hb / batch, b = hb % batch, kvh = h / group;
                 final KVCache kv = s.kvOf(b);   // the token's own sequence's cache (one cache unless a sequence batch)
                 final MemorySegment keys = kv.keys(), values = kv.values();
                 final boolean f16 = kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
