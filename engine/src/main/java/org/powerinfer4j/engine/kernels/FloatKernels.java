@@ -39,6 +39,56 @@ public final class FloatKernels {
     }
 
     /**
+     * Attention's score pass: x[i] *= scale over [from, to), returning the largest (NaN ignored, as {@code d > max}
+     * does; −∞ for an empty range). A maximum is exact in any order, so the vector path gives the scalar's result.
+     */
+    public static float scaleMax(float[] x, int from, int to, float scale) {
+        float max = Float.NEGATIVE_INFINITY;
+        int i = from;
+        if (Simd.ENABLED && to - from >= FL) {
+            FloatVector m = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+            for (int end = to - FL; i <= end; i += FL) {
+                FloatVector v = FloatVector.fromArray(F, x, i).mul(scale);
+                v.intoArray(x, i);
+                m = m.blend(v, v.compare(VectorOperators.GT, m));
+            }
+            float[] lanes = Simd.lanes();
+            m.intoArray(lanes, 0);
+            for (int l = 0; l < FL; l++) if (lanes[l] > max) max = lanes[l];
+        }
+        for (; i < to; i++) {
+            float d = x[i] * scale;
+            x[i] = d;
+            if (d > max) max = d;
+        }
+        return max;
+    }
+
+    /**
+     * Softmax's numerators: x[i] = e^(x[i] − max) over [from, to) with {@link FixedMath#exp} (the same bits on every
+     * path), returning their sum, added in a fixed order (lane partial sums, then the tail).
+     */
+    public static float expSum(float[] x, int from, int to, float max) {
+        int i = from;
+        float sum = 0f;
+        if (Simd.ENABLED && to - from >= FL) {
+            FloatVector acc = FloatVector.zero(F);
+            for (int end = to - FL; i <= end; i += FL) {
+                FloatVector e = FixedMath.exp(FloatVector.fromArray(F, x, i).sub(max));
+                e.intoArray(x, i);
+                acc = acc.add(e);
+            }
+            sum = Simd.sum(acc);
+        }
+        for (; i < to; i++) {
+            float e = FixedMath.exp(x[i] - max);
+            x[i] = e;
+            sum += e;
+        }
+        return sum;
+    }
+
+    /**
      * SwiGLU in place: g[i] = silu(g[i])·u[i] = g/(1+e^(−g))·u for i &lt; n (ggml's silu, in float). The exponential is
      * {@link FixedMath#exp}, so the vector and scalar paths, compiled or not, give the same bits.
      */

@@ -162,4 +162,26 @@ class FloatKernelsTest {
             assertThat((double) y2[i]).isCloseTo(exact, ulps);
         }
     }
+
+    /** Attention's softmax passes: the scaled maximum exactly as the scalar loop finds it, numerators exactly FixedMath.exp's. */
+    @Property(tries = 100)
+    void scaleMaxAndExpSumAreTheScalarPasses(@ForAll @IntRange(min = 0, max = 300) int n, @ForAll @IntRange(min = 0, max = 5) int from, @ForAll long seed) {
+        Random r = new Random(seed);
+        float[] x = new float[from + n];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * 8);
+        float scale = 0.125f + r.nextFloat();
+        float[] expect = x.clone();
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = from; i < from + n; i++) {
+            expect[i] *= scale;
+            if (expect[i] > max) max = expect[i];
+        }
+        assertThat(FloatKernels.scaleMax(x, from, from + n, scale)).isEqualTo(max);
+        assertThat(x).isEqualTo(expect);
+        double sum = 0;
+        for (int i = from; i < from + n; i++) sum += expect[i] = FixedMath.exp(expect[i] - max);
+        float got = FloatKernels.expSum(x, from, from + n, max);
+        assertThat(x).isEqualTo(expect);
+        assertThat((double) got).isCloseTo(sum, Offset.offset(1e-6 * (n + 1) * Math.max(1, sum)));
+    }
 }
