@@ -15,8 +15,9 @@ import jdk.incubator.vector.FloatVector;
  *
  * <p>Why not {@link MatrixOps}' 4×3 dot-product tile for these batches: it reads each weight vector from the L2
  * panel for three FMAs and ends each tile in lane reductions. Measured on one Sapphire Rapids core (512-bit,
- * batch 64, panels of 48–96 rows): 4×3 reaches 58 / 33 G multiply-adds/s at row lengths 768 / 2048, this tile
- * 62–71 / 60–62, against a register-only FMA peak of 100.
+ * batch 64): 4×3 reaches 58 / 33 G multiply-adds/s at row lengths 768 / 2048; this tile 77–85 with the
+ * activations' constant stride ({@code IntDotBench}), 60–71 when the stride was the batch width (a variable, so C2
+ * kept a bounds check per load in the loop); the register-only FMA peak is 105.
  *
  * <p>Every output is one FMA chain over k in order from 0f — {@code s = fma(w[r][k], x[c][k], s)} — whatever
  * the block sizes, thread count or execution mode, so {@link #reference} gives its bits exactly.
