@@ -145,6 +145,17 @@ public final class FloatKernels {
     }
 
     /**
+     * {@link #dotF16x4} for four query vectors at once: {@code out[outOff + j·outStride + r]} = query j (at
+     * {@code qOff + j·qStride}) · key row r, for j, r &lt; 4, each bit-identical to {@code dotF16x4}'s — the same
+     * FMA chain and lane-sum tree per pair —, with each key vector converted once for the four queries.
+     */
+    public static void dotF16x4q4(float[] q, int qOff, int qStride, MemorySegment k, long kByteOff, long strideBytes, int n,
+                                  float[] out, int outOff, int outStride) {
+        if (Simd.ENABLED && n % FL == 0 && FL >= 4) Vector.dotF16x4q4(q, qOff, qStride, k, kByteOff, strideBytes, n, out, outOff, outStride);
+        else for (int j = 0; j < 4; j++) dotF16x4(q, qOff + j * qStride, k, kByteOff, strideBytes, n, out, outOff + j * outStride);
+    }
+
+    /**
      * Four {@link #axpyF16} steps at once, rows at {@code vByteOff + r·strideBytes} with weights {@code a0..a3}:
      * y is loaded and stored once instead of four times; each element gets the same FMAs in the same order, so the
      * result is bit-identical to the four calls. Finite halves only, as {@link #dotF16x4}.
@@ -368,6 +379,49 @@ public final class FloatKernels {
             out[outOff + 1] = lanes[Simd.SUM4_STRIDE];
             out[outOff + 2] = lanes[2 * Simd.SUM4_STRIDE];
             out[outOff + 3] = lanes[3 * Simd.SUM4_STRIDE];
+        }
+
+        static void dotF16x4q4(float[] q, int qOff, int qStride, MemorySegment k, long kOff, long stride, int n, float[] out, int outOff, int outStride) {
+            FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+            FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+            for (int i = 0; i < n; i += FL) {
+                FloatVector q0 = FloatVector.fromArray(F, q, qOff + i), q1 = FloatVector.fromArray(F, q, qOff + qStride + i);
+                FloatVector q2 = FloatVector.fromArray(F, q, qOff + 2 * qStride + i), q3 = FloatVector.fromArray(F, q, qOff + 3 * qStride + i);
+                long o = kOff + 2L * i;
+                FloatVector kv = Blocks.finiteHalfToFloat(halfBits(k, o));
+                a00 = kv.fma(q0, a00); a10 = kv.fma(q1, a10); a20 = kv.fma(q2, a20); a30 = kv.fma(q3, a30);
+                kv = Blocks.finiteHalfToFloat(halfBits(k, o + stride));
+                a01 = kv.fma(q0, a01); a11 = kv.fma(q1, a11); a21 = kv.fma(q2, a21); a31 = kv.fma(q3, a31);
+                kv = Blocks.finiteHalfToFloat(halfBits(k, o + 2 * stride));
+                a02 = kv.fma(q0, a02); a12 = kv.fma(q1, a12); a22 = kv.fma(q2, a22); a32 = kv.fma(q3, a32);
+                kv = Blocks.finiteHalfToFloat(halfBits(k, o + 3 * stride));
+                a03 = kv.fma(q0, a03); a13 = kv.fma(q1, a13); a23 = kv.fma(q2, a23); a33 = kv.fma(q3, a33);
+            }
+            // the 16 sums parked in a scratch array and reduced out of line: four more inlined lane-sum trees push
+            // this method past C2's inlining budget, and its vectors then get boxed (5× slower)
+            float[] acc = Q4_ACC.get();
+            a00.intoArray(acc, 0); a01.intoArray(acc, FL); a02.intoArray(acc, 2 * FL); a03.intoArray(acc, 3 * FL);
+            a10.intoArray(acc, 4 * FL); a11.intoArray(acc, 5 * FL); a12.intoArray(acc, 6 * FL); a13.intoArray(acc, 7 * FL);
+            a20.intoArray(acc, 8 * FL); a21.intoArray(acc, 9 * FL); a22.intoArray(acc, 10 * FL); a23.intoArray(acc, 11 * FL);
+            a30.intoArray(acc, 12 * FL); a31.intoArray(acc, 13 * FL); a32.intoArray(acc, 14 * FL); a33.intoArray(acc, 15 * FL);
+            reduceQuads(acc, out, outOff, outStride);
+        }
+
+        private static final ThreadLocal<float[]> Q4_ACC = ThreadLocal.withInitial(() -> new float[16 * FL]);
+
+        /** dotF16x4's ending for each of the four queries: its four sums by one lane-sum tree (the same bits). */
+        private static void reduceQuads(float[] acc, float[] out, int outOff, int outStride) {
+            float[] lanes = Simd.lanes();
+            int st = Simd.SUM4_STRIDE;
+            for (int j = 0, o = outOff; j < 4; j++, o += outStride) {
+                int a = 4 * j * FL;
+                Simd.sum4(FloatVector.fromArray(F, acc, a), FloatVector.fromArray(F, acc, a + FL), FloatVector.fromArray(F, acc, a + 2 * FL),
+                        FloatVector.fromArray(F, acc, a + 3 * FL), lanes);
+                out[o] = lanes[0];
+                out[o + 1] = lanes[st];
+                out[o + 2] = lanes[2 * st];
+                out[o + 3] = lanes[3 * st];
+            }
         }
 
         static void axpyF16x4(float a0, float a1, float a2, float a3, MemorySegment v, long vOff, long stride, float[] y, int yOff, int n) {

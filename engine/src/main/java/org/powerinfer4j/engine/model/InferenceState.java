@@ -7,7 +7,7 @@ package org.powerinfer4j.engine.model;
 public final class InferenceState implements AutoCloseable {
     final int maxBatch;
     final float[] x, xb, xb2, xb3, q, k, v, att, hb, hb2;
-    final float[][] scores;       // per worker thread: attention scores over the context
+    final float[][] scores;       // per worker thread: attention scores over the context, for 4 query tokens
     // per rotary table, per token of the chunk: the rotation of each dimension pair (shared by heads and layers)
     final float[][] ropeCos = new float[2][], ropeSin = new float[2][];
     final float[] logits;         // logits of the last token of the last forward call
@@ -61,7 +61,7 @@ public final class InferenceState implements AutoCloseable {
         att = new float[maxBatch * c.qDim()];
         hb = new float[maxBatch * c.ffDim()];
         hb2 = new float[maxBatch * c.ffDim()];
-        scores = new float[threads][contextLength];
+        scores = new float[threads][4 * contextLength];   // Transformer.QUERY_BLOCK rows per thread
         logits = new float[(sequenceBatch ? maxBatch : 1) * c.vocabSize()];
         kv = sequenceBatch ? null : new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
     }

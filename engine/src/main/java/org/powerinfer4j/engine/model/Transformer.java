@@ -299,64 +299,89 @@ public final class Transformer {
         else MatrixOps.matMul(pool, wt, in, batch, out);
     }
 
+    /** Query tokens per attention work unit: a prompt chunk's consecutive tokens of one head share key loads. */
+    private static final int QUERY_BLOCK = 4;
+
     private void attention(WorkerPool pool, InferenceState s, int layer, int batch, int startPos, LayerGraph.Attention a) {
-        final int hd = c.headDim(), qDim = c.qDim(), group = c.heads() / c.kvHeads();
-        final float scale = a.scale(), cap = a.softcap();
-        final MemorySegment sinks = a.sinks() == null ? null : a.sinks().data();
-        pool.forRange(batch * c.heads(), (from, to, thread) -> {
-            float[] sc = s.scores[thread];
-            for (int hb = from; hb < to; hb++) {
+        final int hd = c.headDim(), group = c.heads() / c.kvHeads();
+        final int blocks = (batch + QUERY_BLOCK - 1) / QUERY_BLOCK, ctx = s.scores[0].length / QUERY_BLOCK;
+        pool.forRange(blocks * c.heads(), (from, to, thread) -> {
+            float[] sc = s.scores[thread];   // QUERY_BLOCK rows of ctx scores
+            for (int unit = from; unit < to; unit++) {
                 // head-major: each thread's share holds every token of its heads, so the causal mask's growing
                 // cost (token b reads startPos + b + 1 positions) is split evenly, not later tokens to the last thread
-                int h = hb / batch, b = hb % batch, kvh = h / group;
-                final KVCache kv = s.kvOf(b);   // the token's own sequence's cache (one cache unless a sequence batch)
-                final MemorySegment keys = kv.keys(), values = kv.values();
-                final boolean f16 = kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
-                final long headBytes = (long) kv.elementBytes() * hd;
-                int pos = s.pos(b, startPos);
-                int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
-                int qOff = b * qDim + h * hd;
-                float max = Float.NEGATIVE_INFINITY;
-                int t = lo;
-                // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
-                boolean four = f16 && !kv.nonFinite();
-                long stride = kv.offset(layer, 1) - kv.offset(layer, 0);
-                if (four) {
-                    for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, t);
+                int h = unit / blocks, b0 = unit % blocks * QUERY_BLOCK, b1 = Math.min(batch, b0 + QUERY_BLOCK), kvh = h / group;
+                KVCache kv = s.kvOf(b0);
+                int shared = 0;   // positions [0, shared) scored for the whole block at once
+                // four queries of one sequence at consecutive positions (a prompt chunk), F16 cache without Inf/NaN,
+                // no window: each key quad is converted once for the four (the same sums as one query at a time)
+                if (b1 - b0 == QUERY_BLOCK && !s.sequenceBatch() && a.window() <= 0 && kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16
+                        && !kv.nonFinite()) {
+                    int pos0 = s.pos(b0, startPos);
+                    long stride = kv.offset(layer, 1) - kv.offset(layer, 0), headBytes = (long) kv.elementBytes() * hd;
+                    for (; shared + 3 <= pos0; shared += 4)
+                        FloatKernels.dotF16x4q4(s.q, b0 * c.qDim() + h * hd, c.qDim(), kv.keys(), kv.offset(layer, shared) + kvh * headBytes,
+                                stride, hd, sc, shared, ctx);
                 }
-                for (; t <= pos; t++) {
-                    long ko = kv.offset(layer, t) + kvh * headBytes;
-                    sc[t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
-                }
-                if (cap > 0f) {
-                    for (t = lo; t <= pos; t++) {
-                        float d = cap * (float) Math.tanh(sc[t] * scale / cap);
-                        sc[t] = d;
-                        if (d > max) max = d;
-                    }
-                } else {
-                    max = FloatKernels.scaleMax(sc, lo, pos + 1, scale);
-                }
-                float sink = sinks == null ? Float.NEGATIVE_INFINITY : sinks.getAtIndex(F32, h);
-                if (sink > max) max = sink;
-                // softmax numerators by FixedMath.exp, vectorized (Math.exp one score at a time was an eighth of a
-                // 512-token prefill); the sink takes its share of the weight and no value
-                float sum = (sinks == null ? 0f : FixedMath.exp(sink - max)) + FloatKernels.expSum(sc, lo, pos + 1, max);
-                float inv = 1f / sum;
-                java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
-                t = lo;
-                if (four) {
-                    for (; t + 3 <= pos; t += 4)
-                        FloatKernels.axpyF16x4(sc[t] * inv, sc[t + 1] * inv, sc[t + 2] * inv, sc[t + 3] * inv, values,
-                                kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
-                }
-                for (; t <= pos; t++) {
-                    long vo = kv.offset(layer, t) + kvh * headBytes;
-                    if (f16) FloatKernels.axpyF16(sc[t] * inv, values, vo, s.att, qOff, hd);
-                    else FloatKernels.axpy(sc[t] * inv, values, vo, s.att, qOff, hd);
-                }
+                for (int b = b0; b < b1; b++) attendQuery(s, layer, b, h, startPos, a, sc, (b - b0) * ctx, shared);
             }
         });
+    }
+
+    /**
+     * One query token's attention for head h: scores (those of positions below {@code scored} are in sc already),
+     * softmax, values into s.att. sc[so + t] holds position t's score.
+     */
+    private void attendQuery(InferenceState s, int layer, int b, int h, int startPos, LayerGraph.Attention a, float[] sc, int so, int scored) {
+        final int hd = c.headDim(), kvh = h / (c.heads() / c.kvHeads());
+        final float scale = a.scale(), cap = a.softcap();
+        final KVCache kv = s.kvOf(b);   // the token's own sequence's cache (one cache unless a sequence batch)
+        final MemorySegment keys = kv.keys(), values = kv.values();
+        final boolean f16 = kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16;
+        final long headBytes = (long) kv.elementBytes() * hd;
+        int pos = s.pos(b, startPos);
+        int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
+        int qOff = b * c.qDim() + h * hd;
+        float max = Float.NEGATIVE_INFINITY;
+        int t = Math.max(lo, scored);
+        // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
+        boolean four = f16 && !kv.nonFinite();
+        long stride = kv.offset(layer, 1) - kv.offset(layer, 0);
+        if (four) {
+            for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, so + t);
+        }
+        for (; t <= pos; t++) {
+            long ko = kv.offset(layer, t) + kvh * headBytes;
+            sc[so + t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
+        }
+        if (cap > 0f) {
+            for (t = lo; t <= pos; t++) {
+                float d = cap * (float) Math.tanh(sc[so + t] * scale / cap);
+                sc[so + t] = d;
+                if (d > max) max = d;
+            }
+        } else {
+            max = FloatKernels.scaleMax(sc, so + lo, so + pos + 1, scale);
+        }
+        MemorySegment sinks = a.sinks() == null ? null : a.sinks().data();
+        float sink = sinks == null ? Float.NEGATIVE_INFINITY : sinks.getAtIndex(F32, h);
+        if (sink > max) max = sink;
+        // softmax numerators by FixedMath.exp, vectorized (Math.exp one score at a time was an eighth of a
+        // 512-token prefill); the sink takes its share of the weight and no value
+        float sum = (sinks == null ? 0f : FixedMath.exp(sink - max)) + FloatKernels.expSum(sc, so + lo, so + pos + 1, max);
+        float inv = 1f / sum;
+        java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
+        t = lo;
+        if (four) {
+            for (; t + 3 <= pos; t += 4)
+                FloatKernels.axpyF16x4(sc[so + t] * inv, sc[so + t + 1] * inv, sc[so + t + 2] * inv, sc[so + t + 3] * inv, values,
+                        kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
+        }
+        for (; t <= pos; t++) {
+            long vo = kv.offset(layer, t) + kvh * headBytes;
+            if (f16) FloatKernels.axpyF16(sc[so + t] * inv, values, vo, s.att, qOff, hd);
+            else FloatKernels.axpy(sc[so + t] * inv, values, vo, s.att, qOff, hd);
+        }
     }
 
     private void norm(LayerGraph.Norm n, float[] out, int outOff, float[] x, int xOff) {

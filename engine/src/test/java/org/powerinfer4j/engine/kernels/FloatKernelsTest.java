@@ -119,6 +119,16 @@ class FloatKernelsTest {
             assertThat(out[0]).isZero();
             assertThat(out[6]).isEqualTo(42f);
 
+            // four queries at once (a prompt chunk's block): each row of scores bit-identical to dotF16x4's
+            int qStride = n + 3;
+            float[] qs = QuantData.randomFloats(r, qOff + 4 * qStride);
+            float[] block = new float[4 * 9], alone = new float[4];
+            FloatKernels.dotF16x4q4(qs, qOff, qStride, k, 6, stride, n, block, 1, 9);
+            for (int j = 0; j < 4; j++) {
+                FloatKernels.dotF16x4(qs, qOff + j * qStride, k, 6, stride, n, alone, 0);
+                for (int row = 0; row < 4; row++) assertThat(block[1 + 9 * j + row]).as("query %d key %d", j, row).isEqualTo(alone[row]);
+            }
+
             // four axpy steps at once: bit-identical to four single steps
             float[] y1 = QuantData.randomFloats(r, n + qOff + 2), y2 = y1.clone();
             float[] a = {(float) r.nextGaussian(), (float) r.nextGaussian(), (float) r.nextGaussian(), (float) r.nextGaussian()};
