@@ -210,21 +210,30 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ4 rep = w.repacked();
-        if (rep != null && RepackedQ4Kernels.SUPPORTED) {
-            // rows dequantized in the repacked (permuted) column order, so permute the batch the same way once
+        RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+        if (rep != null) {
             int np = rep.paddedLength();
-            float[] xp = PERMUTED_X.get();
-            if (xp.length < batch * np) PERMUTED_X.set(xp = new float[batch * np]);
-            for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * np, null);
-            PanelSource src = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
-            matMulPanels(pool, src, np, rows, xp, batch, out);
-            return;
+            matMulPanels(pool, panels(w, rep), np, rows, permuted(x, n, np, batch), batch, out);
+        } else {
+            matMulPanels(pool, panels(w, null), n, rows, x, batch, out);
         }
+    }
+
+    /** Where matMul's panel rows come from: the repacked copy (in its permuted column order) or the type's dequantize. */
+    private static PanelSource panels(Tensor w, RepackedQ4 rep) {
+        if (rep != null) return (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
         RowKernel k = Kernels.forType(w.type());
         MemorySegment data = w.data();
-        PanelSource src = (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
-        matMulPanels(pool, src, n, rows, x, batch, out);
+        int n = w.rowLength();
+        return (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
+    }
+
+    /** The batch in the repacked column order (rows of padded length np), in this thread's buffer: permuted once per product. */
+    private static float[] permuted(float[] x, int n, int np, int batch) {
+        float[] xp = PERMUTED_X.get();
+        if (xp.length < batch * np) PERMUTED_X.set(xp = new float[batch * np]);
+        for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * np, null);
+        return xp;
     }
 
     /**
@@ -250,9 +259,7 @@ public final class MatrixOps {
         Objects.checkFromIndexSize(0, Math.multiplyExact(batch, n), x.length);
         float[] xp = null, xTp = null, xT = null;
         if (padded >= 0) {
-            xp = PERMUTED_X.get();
-            if (xp.length < batch * padded) PERMUTED_X.set(xp = new float[batch * padded]);
-            for (int b = 0; b < batch; b++) RepackedQ4.permute(x, b * n, n, xp, b * padded, null);
+            xp = permuted(x, n, padded, batch);
             xTp = BroadcastTiles.transpose(xp, padded, cols, 1);
         }
         PanelSource[] src = new PanelSource[m];
@@ -263,15 +270,12 @@ public final class MatrixOps {
             Tensor w = ws[i];
             Objects.checkFromIndexSize(0, Math.multiplyExact(batch, w.rows()), outs[i].length);
             RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+            src[i] = panels(w, rep);
             if (rep != null) {
-                src[i] = (row, dst, off) -> RepackedQ4Kernels.dequantizePermuted(rep, row, dst, off);
                 lengths[i] = padded;
                 xs[i] = xp;
                 xTs[i] = xTp;
             } else {
-                RowKernel k = Kernels.forType(w.type());
-                MemorySegment data = w.data();
-                src[i] = (row, dst, off) -> k.dequantize(data, w.rowOffset(row), dst, off, n);
                 lengths[i] = n;
                 if (xT == null) xT = BroadcastTiles.transpose(x, n, cols, 0);
                 xs[i] = x;
