@@ -379,7 +379,7 @@ public final class Model implements AutoCloseable {
                 checkOpen();
                 transformer.forward(pool, s, ids, done, n, startPos + done, wantLogits && done + n == ids.length);
             } finally {
-                forwardLock.unlock();
+                unlockForward();
             }
             done += n;
         } while (done < ids.length);
@@ -397,8 +397,14 @@ public final class Model implements AutoCloseable {
         } catch (InternalError e) {
             throw mappingFault(e);
         } finally {
-            forwardLock.unlock();
+            unlockForward();
         }
+    }
+
+    /** Releases the forward lock and hands the turn to a queued decode step, if any ({@link DecodeBatcher#wakeNext}). */
+    private void unlockForward() {
+        forwardLock.unlock();
+        if (batcher != null) batcher.wakeNext();
     }
 
     /** Before every pass: the model is open and its file is still whole (a truncated mapping would fault mid-pass). */
@@ -426,6 +432,11 @@ public final class Model implements AutoCloseable {
         return batcher == null ? new long[]{0, 0} : new long[]{batcher.steps(), batcher.passes()};
     }
 
+    /** Decode steps that found the lock free only after their park timed out (see {@link DecodeBatcher#rescues}). */
+    long decodeRescues() {
+        return batcher == null ? 0 : batcher.rescues();
+    }
+
     @Override
     public void close() {
         // every resource is released even when one fails (a device that failed fatally fails every later call);
@@ -442,7 +453,7 @@ public final class Model implements AutoCloseable {
             first = closing(repackArena::close, first);
             first = closing(file::close, first);
         } finally {
-            forwardLock.unlock();
+            unlockForward();   // queued steps then fail at checkOpen: the model is closed
         }
         if (first != null) throw first;
     }
