@@ -33,7 +33,7 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
 public class MatVecBench {
 
-    @Param({"Q8_0", "Q4_0", "Q4_0_REPACKED", "Q4_1", "Q4_K", "Q5_K", "Q6_K", "F16", "BF16", "F32"})
+    @Param({"Q8_0", "Q4_0", "Q4_0_REPACKED", "Q4_1", "Q4_K", "Q4_K_REPACKED", "Q5_K", "Q6_K", "F16", "BF16", "F32"})
     public String type;
 
     @Param({"1", "2"})
@@ -44,6 +44,10 @@ public class MatVecBench {
 
     @Param({"4096"})
     public int rows;
+
+    /** MiB the rotated copies span at least: the default streams from DRAM; 0 keeps one copy (cache-resident when small). */
+    @Param({"256"})
+    public int workingSetMiB;
 
     private Arena arena;
     private WeightData weights;
@@ -61,7 +65,7 @@ public class MatVecBench {
     @Setup(Level.Trial)
     public void setup() {
         arena = Arena.ofShared();
-        weights = WeightData.forParam(arena, type, cols, rows, WeightData.MIN_WORKING_SET, 42);
+        weights = WeightData.forParam(arena, type, cols, rows, (long) workingSetMiB << 20, 42);
         pool = new WorkerPool(threads);
         x = WeightData.randomFloats(cols, 1);
         out = new float[rows];

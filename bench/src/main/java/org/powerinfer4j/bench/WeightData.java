@@ -62,15 +62,16 @@ final class WeightData {
     }
 
     /**
-     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} for Q4_0 with the CPU repacked copy
-     * the engine builds at load ({@link RepackedQ4}) attached to every matrix copy.
+     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} / {@code Q4_K_REPACKED} for that type
+     * with the CPU repacked copy the engine builds at load ({@link RepackedQ4}) attached to every matrix copy.
      */
     static WeightData forParam(Arena arena, String type, int cols, int rows, long minWorkingSet, long seed) {
-        boolean repack = type.equals("Q4_0_REPACKED");
-        WeightData w = new WeightData(arena, repack ? GGMLType.Q4_0 : GGMLType.valueOf(type), cols, rows, minWorkingSet, seed);
+        boolean repack = type.endsWith("_REPACKED");
+        GGMLType ggml = GGMLType.valueOf(repack ? type.substring(0, type.length() - "_REPACKED".length()) : type);
+        WeightData w = new WeightData(arena, ggml, cols, rows, minWorkingSet, seed);
         if (repack) {
             for (int i = 0; i < w.copies.length; i++) {
-                RepackedQ4 r = RepackedQ4.allocate(arena, cols, rows);
+                RepackedQ4 r = RepackedQ4.allocate(arena, ggml, cols, rows);
                 r.repackRows(w.copies[i], 0, rows);
                 w.copies[i] = w.copies[i].withRepacked(r);
             }
