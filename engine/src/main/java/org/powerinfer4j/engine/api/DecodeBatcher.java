@@ -30,8 +30,13 @@ import org.powerinfer4j.engine.model.Transformer;
  * cost of the steps run one by one.
  */
 final class DecodeBatcher {
-    /** Most sequences one pass takes; more wait for the next pass. */
+    /** Most steps (and token rows) one pass takes; more wait for the next pass. */
     static final int MAX_SEQUENCES = 64;
+    /**
+     * Most tokens of a prompt chunk that rides a pass: half a pass, so a chunk of a long prompt leaves room for the
+     * decode steps of the other streams (which keep streaming while it is prefilled, chunk by chunk).
+     */
+    static final int PROMPT_CHUNK = MAX_SEQUENCES / 2;
 
     private final Transformer transformer;
     private final ModelConfig config;
@@ -40,7 +45,7 @@ final class DecodeBatcher {
     private final boolean exact;
     private final ConcurrentLinkedQueue<Step> queue = new ConcurrentLinkedQueue<>();
     private InferenceState scratch;   // guarded by the forward lock; grows with the widest pass so far
-    private final AtomicLong passes = new AtomicLong(), steps = new AtomicLong(), rescues = new AtomicLong();
+    private final AtomicLong passes = new AtomicLong(), steps = new AtomicLong(), rescues = new AtomicLong(), promptChunks = new AtomicLong();
     /**
      * How long a waiting caller parks at most before looking again. It is normally unparked: by the leader that
      * serves its step, or by whoever releases the lock while steps are queued ({@link #wakeNext}). The timeout is
@@ -56,20 +61,28 @@ final class DecodeBatcher {
     private long lastPassNanos;          // and its duration
 
     /**
-     * One session's queued decode step; {@code failure} then {@code done} are written by the leader (done last, a
-     * volatile write, so a caller that sees it done without the lock also sees the failure and its logits).
+     * One session's queued step — a decode token, or (FAST only) a prompt chunk of consecutive tokens —; {@code
+     * failure} then {@code done} are written by the leader (done last, a volatile write, so a caller that sees it
+     * done without the lock also sees the failure and its logits).
      */
     private static final class Step {
         final InferenceState state;
-        final int token, pos;
+        final int[] tokens;
+        final int pos;
+        final boolean logits;   // the logits after the last token are wanted (always for a decode step)
         final Thread caller = Thread.currentThread();
         volatile boolean done;
         RuntimeException failure;
 
-        Step(InferenceState state, int token, int pos) {
+        Step(InferenceState state, int[] tokens, int pos, boolean logits) {
             this.state = state;
-            this.token = token;
+            this.tokens = tokens;
             this.pos = pos;
+            this.logits = logits;
+        }
+
+        boolean decode() {
+            return tokens.length == 1 && logits;
         }
     }
 
@@ -92,7 +105,31 @@ final class DecodeBatcher {
      * chunks waiting at the lock still get their turns between passes.
      */
     void decode(ReentrantLock lock, Runnable checkOpen, InferenceState state, int token, int pos) {
-        Step mine = new Step(state, token, pos);
+        submit(lock, checkOpen, new Step(state, new int[] {token}, pos, true));
+    }
+
+    /** Prompt chunks ride the passes too under FAST (their rows share the weight pass); EXACT keeps them apart, as a chunk alone. */
+    boolean takesPrompts() {
+        return !exact;
+    }
+
+    /** Whether a step is waiting for a pass: then a prompt chunk that joins it saves one pass over the weights. */
+    boolean hasQueued() {
+        return !queue.isEmpty();
+    }
+
+    /**
+     * Runs the prompt chunk {@code tokens} (at most {@link #PROMPT_CHUNK}) at positions {@code pos...} of {@code
+     * state}'s cache in a pass, with the decode steps and other prompts' chunks queued with it; {@code logits}: the
+     * logits after its last token are wanted. FAST only ({@link #takesPrompts}).
+     */
+    void prompt(ReentrantLock lock, Runnable checkOpen, InferenceState state, int[] tokens, int pos, boolean logits) {
+        if (exact) throw new IllegalStateException("prompt chunks do not ride EXACT passes");
+        if (tokens.length < 1 || tokens.length > PROMPT_CHUNK) throw new IllegalArgumentException("a batched prompt chunk holds 1.." + PROMPT_CHUNK + " tokens, not " + tokens.length);
+        submit(lock, checkOpen, new Step(state, tokens, pos, logits));
+    }
+
+    private void submit(ReentrantLock lock, Runnable checkOpen, Step mine) {
         queue.add(mine);
         Thread leader = gathering;
         if (leader != null) LockSupport.unpark(leader);
@@ -169,48 +206,58 @@ final class DecodeBatcher {
         if (head != null) LockSupport.unpark(head.caller);
     }
 
-    /** Steps batched so far and the passes they took (their ratio is the mean batch width). */
+    /** Decode steps batched so far and the passes that carried them (their ratio is the mean batch width; prompt chunks not counted). */
     long steps() { return steps.get(); }
 
     long passes() { return passes.get(); }
+
+    /** Prompt chunks that rode a pass. */
+    long promptChunks() { return promptChunks.get(); }
 
     /** Steps that found the lock free only after a park ran to its timeout: wake-ups lost (tests expect none). */
     long rescues() { return rescues.get(); }
 
     private void runPass() {
+        // steps in queue order while their rows fit: only the leader polls (under the lock), so the head it peeks is the one it polls
         List<Step> batch = new ArrayList<>();
-        for (Step s; batch.size() < MAX_SEQUENCES && (s = queue.poll()) != null; ) batch.add(s);
+        int rows = 0;
+        for (Step s; (s = queue.peek()) != null && batch.size() < MAX_SEQUENCES && rows + s.tokens.length <= MAX_SEQUENCES; ) {
+            batch.add(queue.poll());
+            rows += s.tokens.length;
+        }
         int n = batch.size();
         if (n == 0) return;
-        InferenceState[] states = new InferenceState[n];
-        int[] tokens = new int[n], positions = new int[n];
-        for (int i = 0; i < n; i++) {
-            Step s = batch.get(i);
-            states[i] = s.state;
-            tokens[i] = s.token;
-            positions[i] = s.pos;
-        }
         long t0 = System.nanoTime();
+        int decodes = 0;
         try {
-            if (scratch == null || scratch.maxBatch() < n)
-                scratch = InferenceState.forSequenceBatch(config, contextLength, Math.min(MAX_SEQUENCES, Math.max(n, scratch == null ? 4 : 2 * scratch.maxBatch())),
+            if (scratch == null || scratch.maxBatch() < rows)
+                scratch = InferenceState.forSequenceBatch(config, contextLength, Math.min(MAX_SEQUENCES, Math.max(rows, scratch == null ? 4 : 2 * scratch.maxBatch())),
                         pool.threads(), exact);
             // a bad step (token outside the vocabulary, full context) fails alone, not the streams it rode with
-            int ok = 0;
-            for (int i = 0; i < n; i++) {
-                RuntimeException bad = validate(states[i], tokens[i], positions[i]);
+            InferenceState[] states = new InferenceState[rows];
+            int[] tokens = new int[rows], positions = new int[rows], logitRows = new int[n];
+            int r = 0, wanted = 0;
+            boolean prompts = false;
+            for (Step s : batch) {
+                RuntimeException bad = validate(s);
                 if (bad != null) {
-                    batch.get(i).failure = bad;
+                    s.failure = bad;
                     continue;
                 }
-                states[ok] = states[i];
-                tokens[ok] = tokens[i];
-                positions[ok] = positions[i];
-                ok++;
+                for (int j = 0; j < s.tokens.length; j++, r++) {
+                    states[r] = s.state;
+                    tokens[r] = s.tokens[j];
+                    positions[r] = s.pos + j;
+                }
+                if (s.logits) logitRows[wanted++] = r - 1;
+                if (s.decode()) decodes++;
+                else prompts = true;
             }
-            if (ok > 0) transformer.forwardSequences(pool, scratch, states, tokens, positions, ok);
-            passes.incrementAndGet();
-            steps.addAndGet(ok);
+            // decode steps only: every row's logits, the per-token products of decode (as before prompts rode along)
+            if (r > 0) transformer.forwardSequences(pool, scratch, states, tokens, positions, r, prompts ? java.util.Arrays.copyOf(logitRows, wanted) : null);
+            if (decodes > 0) passes.incrementAndGet();
+            steps.addAndGet(decodes);
+            promptChunks.addAndGet(n - decodes);
         } catch (RuntimeException e) {
             for (Step s : batch) if (s.failure == null) s.failure = e;
         } catch (Error e) {
@@ -227,11 +274,13 @@ final class DecodeBatcher {
         }
     }
 
-    private RuntimeException validate(InferenceState s, int token, int pos) {
-        if (token < 0 || token >= config.vocabSize())
-            return new org.powerinfer4j.engine.model.ModelException("token id " + token + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
-        if (pos < 0 || pos >= s.kv().contextLength())
-            return new org.powerinfer4j.engine.model.ModelException("context is full: " + (pos + 1L) + " tokens do not fit in the context of " + s.kv().contextLength());
+    private RuntimeException validate(Step step) {
+        for (int token : step.tokens)
+            if (token < 0 || token >= config.vocabSize())
+                return new org.powerinfer4j.engine.model.ModelException("token id " + token + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
+        long end = (long) step.pos + step.tokens.length;
+        if (step.pos < 0 || end > step.state.kv().contextLength())
+            return new org.powerinfer4j.engine.model.ModelException("context is full: " + end + " tokens do not fit in the context of " + step.state.kv().contextLength());
         return null;
     }
 }

@@ -62,6 +62,10 @@ public final class Model implements AutoCloseable {
     private final int contextLength;
     private final long loadMillis;
     private final DecodeBatcher batcher;   // null: each step runs alone (GPU layers, sparse or MoE FFN, or turned off)
+    /** {@code -Dpowerinfer4j.batch.prompts=false}: prompt chunks never ride decode passes (for side-by-side runs). */
+    private static final boolean PROMPTS_RIDE = !"false".equals(System.getProperty("powerinfer4j.batch.prompts"));
+    /** Tests: prompt chunks always ride the decode passes (FAST), not only when other streams are running. */
+    volatile boolean batchPrompts;
     private final SparseMode sparseMode;
     private final SparsityStats stats;
     private TransposedDown transposedDown;
@@ -371,6 +375,17 @@ public final class Model implements AutoCloseable {
         if (startPos < 0 || (long) startPos + ids.length > s.kv().contextLength())   // checked whole before any chunk runs
             throw new org.powerinfer4j.engine.model.ModelException("context is full: " + ((long) startPos + ids.length)
                     + " tokens do not fit in the context of " + s.kv().contextLength());
+        if (batcher != null && batcher.takesPrompts() && PROMPTS_RIDE && (batchPrompts || forwardLock.isLocked() || batcher.hasQueued())) {
+            // other streams are running: the chunks ride their passes (one pass over the weights for all), and
+            // prompts that arrive together are prefilled together instead of one after another
+            for (int done = 0; done < ids.length; ) {
+                int n = Math.min(Math.min(s.maxBatch(), DecodeBatcher.PROMPT_CHUNK), ids.length - done);
+                batcher.prompt(forwardLock, this::checkOpen, s, java.util.Arrays.copyOfRange(ids, done, done + n), startPos + done,
+                        wantLogits && done + n == ids.length);
+                done += n;
+            }
+            return;
+        }
         int done = 0;
         do {
             int n = Math.min(s.maxBatch(), ids.length - done);
@@ -430,6 +445,11 @@ public final class Model implements AutoCloseable {
     /** Decode steps run through batched passes and the passes they took, since the model was opened. */
     public long[] decodeBatchCounts() {
         return batcher == null ? new long[]{0, 0} : new long[]{batcher.steps(), batcher.passes()};
+    }
+
+    /** Prompt chunks that rode a decode pass (FAST, while other streams ran). */
+    long batchedPromptChunks() {
+        return batcher == null ? 0 : batcher.promptChunks();
     }
 
     /** Decode steps that found the lock free only after their park timed out (see {@link DecodeBatcher#rescues}). */

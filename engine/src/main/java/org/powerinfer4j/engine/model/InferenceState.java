@@ -89,11 +89,15 @@ public final class InferenceState implements AutoCloseable {
      * Whether a product with {@code w} runs per token here: always when {@link #perTokenProducts}; in a matMul one
      * (FAST) still for repacked Q4_0 and Q4_K, whose batched kernel (four vectors share each converted nibble,
      * {@code RepackedQ4Kernels.dot2x4}) is bit-identical to the step alone and faster than matMul's dequantized panel at
-     * 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt.
+     * 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt, nor in a
+     * sequence batch that carries prompt chunks.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
-        return perTokenProducts() || (sequenceBatch() && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
+        return perTokenProducts() || (sequenceBatch() && !promptRows && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
     }
+
+    /** Set while a sequence batch's pass holds prompt chunks (see {@link Transformer#forwardSequences}): then matMul for every product. */
+    boolean promptRows;
 
     /** Position of token {@code b} of the chunk: its own in a sequence batch, else {@code startPos + b}. */
     int pos(int b, int startPos) {

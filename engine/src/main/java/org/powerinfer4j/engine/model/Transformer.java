@@ -127,6 +127,19 @@ public final class Transformer {
      * {@link InferenceState#forSequenceBatch}.
      */
     public void forwardSequences(WorkerPool pool, InferenceState scratch, InferenceState[] states, int[] tokens, int[] positions, int n) {
+        forwardSequences(pool, scratch, states, tokens, positions, n, null);
+    }
+
+    /**
+     * {@link #forwardSequences(WorkerPool, InferenceState, InferenceState[], int[], int[], int)} whose rows may also
+     * hold prompt chunks: consecutive rows of one sequence at consecutive positions (the pass stores every row's
+     * keys and values before any attends, so a chunk's tokens see each other causally, as in a chunk alone). Only
+     * the rows in {@code logitRows} (increasing; null: all) go through the output head, each into its state's
+     * logits. With prompt rows the products run as one matMul, repacked matrices included (a chunk's rows are
+     * what matMul's tiles are for); logits then differ from the chunk alone by rounding only.
+     */
+    public void forwardSequences(WorkerPool pool, InferenceState scratch, InferenceState[] states, int[] tokens, int[] positions, int n,
+                                 int[] logitRows) {
         if (!scratch.sequenceBatch()) throw new IllegalArgumentException("not a sequence-batch scratch state");
         if (!supportsSequenceBatches()) throw new ModelException("this model's layers cannot run sequence batches");
         if (n < 1 || n > scratch.maxBatch) throw new IllegalArgumentException(n + " sequences do not fit a batch of " + scratch.maxBatch);
@@ -137,19 +150,22 @@ public final class Transformer {
             scratch.tokenKv[i] = kv;
             scratch.tokenPos[i] = positions[i];
         }
+        scratch.promptRows = logitRows != null;
         try {
             forwardChunk(pool, scratch, tokens, 0, n, 0);
-            final int dim = c.dim(), vocab = c.vocabSize();
-            for (int b = 0; b < n; b++) norm(graph.outputNorm(), scratch.xb, b * dim, scratch.x, b * dim);
-            project(pool, graph.output(), scratch.xb, n, scratch.logits, scratch.perTokenFor(graph.output()));
+            final int dim = c.dim(), vocab = c.vocabSize(), m = logitRows == null ? n : logitRows.length;
+            // the wanted rows, normed into rows 0..m of xb (row j from row logitRows[j] >= j of x)
+            for (int j = 0; j < m; j++) norm(graph.outputNorm(), scratch.xb, j * dim, scratch.x, (logitRows == null ? j : logitRows[j]) * dim);
+            if (m > 0) project(pool, graph.output(), scratch.xb, m, scratch.logits, scratch.perTokenFor(graph.output()));
             float cap = graph.finalSoftcap();
-            for (int b = 0; b < n; b++) {
-                float[] out = states[b].logits;
-                System.arraycopy(scratch.logits, b * vocab, out, 0, vocab);
+            for (int j = 0; j < m; j++) {
+                float[] out = states[logitRows == null ? j : logitRows[j]].logits;
+                System.arraycopy(scratch.logits, j * vocab, out, 0, vocab);
                 if (cap > 0f) for (int i = 0; i < vocab; i++) out[i] = cap * (float) Math.tanh(out[i] / cap);
             }
         } finally {
             java.util.Arrays.fill(scratch.tokenKv, null);   // the caches are the sessions', not the scratch's to keep alive
+            scratch.promptRows = false;
         }
     }
 
