@@ -8,10 +8,13 @@ import static org.powerinfer4j.engine.tensor.RepackedQ4.CHUNK;
 import static org.powerinfer4j.engine.tensor.RepackedQ4.WORDS;
 
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
 
 /**
@@ -83,14 +86,15 @@ public final class RepackedQ4Kernels {
         boolean mins = m.mins();   // Q4_K: lanes from 0, the min terms after
         MemorySegment seg = m.data();
         FloatVector acc = FloatVector.zero(F);
+        int r = row & 3;
         for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            long wo = m.wordsOffset(row, c), t = m.tileOffset(row, c), so = t + RepackedQ4.SCALES + 16L * r;
             for (int g = 0; g < WORDS; g += FL) {
                 IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
                 int xb = c * CHUNK + g;
                 FloatVector s = mins ? FloatVector.zero(F) : FloatVector.fromArray(F, xs8, c * WORDS + g);
                 for (int k = 0; k < 8; k++) s = nibble(w, k).fma(FloatVector.fromArray(F, xp, xb + WORDS * k), s);
-                acc = s.fma(blockScales(seg, so, g), acc);
+                acc = s.fma(mins ? kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, r, g) : blockScales(seg, so, g), acc);
             }
         }
         float[] lanes = Simd.lanes();
@@ -109,12 +113,13 @@ public final class RepackedQ4Kernels {
         float p0 = 0f, p1 = 0f, p2 = 0f, p3 = 0f;
         int r = row & 3;
         for (int c = 0; c < m.chunks(); c++) {
-            long mo = m.minsOffset(row, c);
+            long t = m.tileOffset(row, c), mo = t + RepackedQ4.K_MINS + 4L * r;
+            float dmin = seg.get(FLE, t + RepackedQ4.K_DMIN + 4L * r);
             int xo = c * WORDS + 4 * r;
-            p0 = Math.fma(seg.get(FLE, mo), xs[xo], p0);
-            p1 = Math.fma(seg.get(FLE, mo + 4), xs[xo + 1], p1);
-            p2 = Math.fma(seg.get(FLE, mo + 8), xs[xo + 2], p2);
-            p3 = Math.fma(seg.get(FLE, mo + 12), xs[xo + 3], p3);
+            p0 = Math.fma(dmin * seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, mo), xs[xo], p0);
+            p1 = Math.fma(dmin * seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, mo + 1), xs[xo + 1], p1);
+            p2 = Math.fma(dmin * seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, mo + 2), xs[xo + 2], p2);
+            p3 = Math.fma(dmin * seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, mo + 3), xs[xo + 3], p3);
         }
         return (p0 + p1) + (p2 + p3);
     }
@@ -124,12 +129,30 @@ public final class RepackedQ4Kernels {
         MemorySegment seg = m.data();
         for (int i = 0; i < WORDS; i += FL) {
             FloatVector a = FloatVector.zero(F);
-            for (int c = 0; c < m.chunks(); c++)
-                a = FloatVector.fromMemorySegment(F, seg, m.minsOffset(row, c) + 4L * i, LE).fma(FloatVector.fromArray(F, xs, c * WORDS + i), a);
+            for (int c = 0; c < m.chunks(); c++) {
+                long t = m.tileOffset(row, c);
+                // lane l: the min of row (i+l)/4's sub-block (i+l)%4, dmin·m as one product
+                FloatVector mins = ((FloatVector) ByteVector.fromMemorySegment(B, seg, t + RepackedQ4.K_MINS + i, LE).convertShape(VectorOperators.B2F, F, 0))
+                        .mul(FloatVector.fromMemorySegment(F, seg, t + RepackedQ4.K_DMIN + i, LE).rearrange(EXPAND));
+                a = mins.fma(FloatVector.fromArray(F, xs, c * WORDS + i), a);
+            }
             a.intoArray(lanes, i);
         }
         for (int r = 0; r < 4; r++) out[o + r] += (lanes[4 * r] + lanes[4 * r + 1]) + (lanes[4 * r + 2] + lanes[4 * r + 3]);
     }
+
+    /**
+     * Q4_K's scales (or mins) for words g..g+FL-1 of row r (of its tile) at tile offset {@code t}: lane l takes the
+     * 6-bit byte of sub-block (g+l)/4 at {@code bytes} times the row's factor at {@code factors} — one float
+     * product, the value Q4_K's dequantization forms.
+     */
+    private static FloatVector kFactors(MemorySegment seg, long t, int bytes, int factors, int r, int g) {
+        FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, seg, t + bytes + 4L * r + g / 4, LE).convertShape(VectorOperators.B2F, F, 0);
+        return q.rearrange(EXPAND).mul(seg.get(FLE, t + factors + 4L * r));
+    }
+
+    /** Bytes for {@link #kFactors}: at least FL of them (64-bit at least, the smallest byte species). */
+    private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, FL * 8)));
 
     /**
      * {@code out[o..o+4)} = rows {@code row..row+3} · x. {@code lanes} is scratch of at least {@link Simd#FL}
@@ -137,7 +160,10 @@ public final class RepackedQ4Kernels {
      */
     public static void dot4(RepackedQ4 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
         if ((row & 3) != 0) throw new IllegalArgumentException("dot4 needs a row group start, not row " + row);
-        boolean mins = m.mins();   // Q4_K: lanes from 0, the min terms after
+        if (m.mins()) {
+            dot4K(m, row, xp, xs8, out, o, lanes);
+            return;
+        }
         MemorySegment seg = m.data();
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < m.chunks(); c++) {
@@ -148,7 +174,7 @@ public final class RepackedQ4Kernels {
                 IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
                 IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
                 IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
-                FloatVector s0 = mins ? FloatVector.zero(F) : FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
+                FloatVector s0 = FloatVector.fromArray(F, xs8, c * WORDS + g), s1 = s0, s2 = s0, s3 = s0;
                 int xb = c * CHUNK + g;
                 for (int k = 0; k < 8; k++) {
                     FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
@@ -169,7 +195,69 @@ public final class RepackedQ4Kernels {
         out[o + 1] = lanes[Simd.SUM4_STRIDE];
         out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
         out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
-        if (mins) addMinTerms(m, row, xs8, out, o, lanes);
+    }
+
+    /**
+     * {@link #dot4} of Q4_K rows, in a method of its own: the scales are formed in the kernel (d·sc per sub-block),
+     * and with Q4_0's body beside them one body would pass C2's inlining budget. At 512 bits the tile's 16 scales
+     * (4 rows × 4 sub-blocks) are formed in one vector and each row's are spread from it; narrower, per row.
+     * Lanes start at 0; the min terms are added after, for the 4 rows at once ({@link #addMinTerms}).
+     */
+    private static void dot4K(RepackedQ4 m, int row, float[] xp, float[] xs8, float[] out, int o, float[] lanes) {
+        MemorySegment seg = m.data();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int c = 0; c < m.chunks(); c++) {
+            long t = m.wordsOffset(row, c);     // this chunk's tile: the 4 rows' words first
+            FloatVector all = FL == WORDS ? tileScales(seg, t) : null;
+            for (int g = 0; g < WORDS; g += FL) {
+                long qo = t + g * 4L;
+                IntVector w0 = IntVector.fromMemorySegment(I, seg, qo, LE);
+                IntVector w1 = IntVector.fromMemorySegment(I, seg, qo + 64, LE);
+                IntVector w2 = IntVector.fromMemorySegment(I, seg, qo + 128, LE);
+                IntVector w3 = IntVector.fromMemorySegment(I, seg, qo + 192, LE);
+                FloatVector s0 = FloatVector.zero(F), s1 = s0, s2 = s0, s3 = s0;
+                int xb = c * CHUNK + g;
+                for (int k = 0; k < 8; k++) {
+                    FloatVector xv = FloatVector.fromArray(F, xp, xb + WORDS * k);
+                    s0 = nibble(w0, k).fma(xv, s0);
+                    s1 = nibble(w1, k).fma(xv, s1);
+                    s2 = nibble(w2, k).fma(xv, s2);
+                    s3 = nibble(w3, k).fma(xv, s3);
+                }
+                if (FL == WORDS) {
+                    a0 = s0.fma(all.rearrange(ROW_SCALES[0]), a0);
+                    a1 = s1.fma(all.rearrange(ROW_SCALES[1]), a1);
+                    a2 = s2.fma(all.rearrange(ROW_SCALES[2]), a2);
+                    a3 = s3.fma(all.rearrange(ROW_SCALES[3]), a3);
+                } else {
+                    a0 = s0.fma(kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, 0, g), a0);
+                    a1 = s1.fma(kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, 1, g), a1);
+                    a2 = s2.fma(kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, 2, g), a2);
+                    a3 = s3.fma(kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, 3, g), a3);
+                }
+            }
+        }
+        Simd.sum4(a0, a1, a2, a3, lanes);
+        out[o] = lanes[0];
+        out[o + 1] = lanes[Simd.SUM4_STRIDE];
+        out[o + 2] = lanes[2 * Simd.SUM4_STRIDE];
+        out[o + 3] = lanes[3 * Simd.SUM4_STRIDE];
+        addMinTerms(m, row, xs8, out, o, lanes);
+    }
+
+    /** At 512 bits: the Q4_K tile at {@code t}'s 16 scales, lane 4r + j = d_r · sc_rj. */
+    private static FloatVector tileScales(MemorySegment seg, long t) {
+        FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, seg, t + RepackedQ4.K_SCALES, LE).convertShape(VectorOperators.B2F, F, 0);
+        return q.mul(FloatVector.fromMemorySegment(F, seg, t + RepackedQ4.K_D, LE).rearrange(EXPAND));
+    }
+
+    /** At 512 bits: row r's scales for the chunk's 16 words (word l in sub-block l/4) from {@link #tileScales}. */
+    @SuppressWarnings("unchecked")
+    private static final VectorShuffle<Float>[] ROW_SCALES = FL == WORDS
+            ? new VectorShuffle[] {rowShuffle(0), rowShuffle(1), rowShuffle(2), rowShuffle(3)} : null;
+
+    private static VectorShuffle<Float> rowShuffle(int r) {
+        return VectorShuffle.fromOp(F, l -> 4 * r + l / 4);
     }
 
     /**
@@ -189,8 +277,9 @@ public final class RepackedQ4Kernels {
         MemorySegment seg = m.data();
         FloatVector zero = FloatVector.zero(F);
         FloatVector a00 = zero, a01 = zero, a02 = zero, a03 = zero, a10 = zero, a11 = zero, a12 = zero, a13 = zero;
+        int r = row & 3;
         for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c);
+            long wo = m.wordsOffset(row, c), t = m.tileOffset(row, c), so = t + RepackedQ4.SCALES + 16L * r;
             for (int g = 0; g < WORDS; g += FL) {
                 IntVector w0 = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
                 IntVector w1 = IntVector.fromMemorySegment(I, seg, wo + 64 + g * 4L, LE);
@@ -216,7 +305,8 @@ public final class RepackedQ4Kernels {
                     s03 = q0.fma(v, s03);
                     s13 = q1.fma(v, s13);
                 }
-                FloatVector d0 = blockScales(seg, so, g), d1 = blockScales(seg, so + 16, g);
+                FloatVector d0 = mins ? kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, r, g) : blockScales(seg, so, g);
+                FloatVector d1 = mins ? kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, r + 1, g) : blockScales(seg, so + 16, g);
                 a00 = s00.fma(d0, a00);
                 a01 = s01.fma(d0, a01);
                 a02 = s02.fma(d0, a02);
@@ -317,11 +407,13 @@ public final class RepackedQ4Kernels {
         }
         boolean mins = m.mins();
         MemorySegment seg = m.data();
+        int r = row & 3;
         for (int c = 0; c < m.chunks(); c++) {
-            long wo = m.wordsOffset(row, c), so = m.scalesOffset(row, c), mo = mins ? m.minsOffset(row, c) : so;
+            long wo = m.wordsOffset(row, c), t = m.tileOffset(row, c), so = t + RepackedQ4.SCALES + 16L * r;
             for (int g = 0; g < WORDS; g += FL) {
                 IntVector w = IntVector.fromMemorySegment(I, seg, wo + g * 4L, LE);
-                FloatVector d = blockScales(seg, so, g), mn = blockScales(seg, mo, g);
+                FloatVector d = mins ? kFactors(seg, t, RepackedQ4.K_SCALES, RepackedQ4.K_D, r, g) : blockScales(seg, so, g);
+                FloatVector mn = mins ? kFactors(seg, t, RepackedQ4.K_MINS, RepackedQ4.K_DMIN, r, g) : d;
                 for (int k = 0; k < 8; k++) {
                     FloatVector q = lowNibbles(w);   // each type's own formula, for bit-identical values
                     (mins ? q.mul(d).sub(mn) : q.sub(8f).mul(d)).intoArray(dst, off + c * CHUNK + WORDS * k + g);

@@ -19,18 +19,19 @@ import java.nio.ByteOrder;
  * to match ({@link #permute}). Lane {@code j}'s columns all lie in block {@code j/4}, so a block's scale applies
  * to whole lanes.
  *
- * <p>Q4_K ({@link #mins()}): every 32-column sub-block has its own scale {@code d·sc} and min {@code dmin·m} (Q4_K
- * keeps them as 6-bit integers under two F16 super-block factors); both are stored as F32 — the products exactly as
- * Q4_K's dequantization forms them —, so a value is {@code scale·q − min} with q in 0..15, and Q4_K's 64-column
- * groups (low nibbles, then high nibbles, of 32 bytes) become the same words as Q4_0's blocks. A tile then also
- * holds the 16 mins, after the scales.
+ * <p>Q4_K ({@link #mins()}): every 32-column sub-block has its own scale {@code d·sc} and min {@code dmin·m}, 6-bit
+ * integers under two F16 super-block factors. The tile keeps them so — the 6-bit values as bytes, d and dmin as
+ * floats — and the kernels form each product as Q4_K's dequantization does (one float multiply), so a value is
+ * {@code scale·q − min} with q in 0..15, bit for bit; Q4_K's 64-column groups (low nibbles, then high nibbles, of 32
+ * bytes) become the same words as Q4_0's blocks. Its tile is then Q4_0's size: 5 bits per weight against the
+ * file's 4.5 (with the products stored as floats it was 6, and decode read a third more than the file).
  *
  * <p>Rows are stored in groups of four, chunk by chunk, so a 4-row kernel reads the matrix as one sequential
  * stream (the hardware prefetchers keep up with that; four separate row streams left decode waiting on DRAM).
- * Tile {@code (group G, chunk c)} is 320 bytes (5 cache lines; Q4_K: 384, 6 lines) at {@code (G·chunks + c)·tile}:
+ * Tile {@code (group G, chunk c)} is 320 bytes (5 cache lines) at {@code (G·chunks + c)·320}:
  * <pre>
  *   [row 4G: 16 words][row 4G+1: 16 words][row 4G+2][row 4G+3][16 floats: 4 block scales of each row, row order]
- *   (Q4_K: then [16 floats: 4 block mins of each row, row order])
+ *   Q4_K: [the 4 rows' 64 words][16 bytes sc][16 bytes m][4 floats d][4 floats dmin], each in row order
  * </pre>
  * Scales are widened from F16 to F32 (exact). Rows past {@link #rows()} up to a multiple of four, and columns
  * past {@link #rowLength()} up to a multiple of 128, are zero quants with zero scales: they contribute exactly 0
@@ -42,10 +43,16 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
     public static final int CHUNK = 128;
     /** 32-bit words per chunk. */
     public static final int WORDS = 16;
-    /** Bytes of one tile: 4 rows × 64 bytes of nibbles + 16 float scales (Q4_K: + 16 float mins). */
-    public static final int TILE = 320, TILE_WITH_MINS = 384;
-    /** Offset of the scales, and of Q4_K's mins, within a tile. */
-    public static final int SCALES = 256, MINS = 320;
+    /** Bytes of one tile: 4 rows × 64 bytes of nibbles + 64 bytes of scales (Q4_0: 16 floats; Q4_K: see {@link #K_SCALES}). */
+    public static final int TILE = 320;
+    /** Offset of Q4_0's float scales within a tile. */
+    public static final int SCALES = 256;
+    /**
+     * Q4_K's tile tail: the 6-bit sub-block scales and mins as bytes (row r's 4 at {@code 4r}), then the rows'
+     * super-block factors d and dmin as floats (row r's at {@code 4r}); a scale is {@code d·sc} and a min
+     * {@code dmin·m}, one float product each, as Q4_K's dequantization forms them.
+     */
+    public static final int K_SCALES = 256, K_MINS = 272, K_D = 288, K_DMIN = 304;
     private static final int QK = 32, Q4_0_BYTES = 18, QK_K = 256, Q4_K_BYTES = 144;
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -64,7 +71,7 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
 
     /** Bytes of one tile of this matrix. */
     public int tile() {
-        return mins ? TILE_WITH_MINS : TILE;
+        return TILE;
     }
 
     /** The ggml type these are the weights of. */
@@ -87,14 +94,14 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
         return ((long) (r >> 2) * chunks() + c) * tile() + 64L * (r & 3);
     }
 
-    /** Byte offset of row {@code r}'s 4 block scales (floats) of chunk {@code c}. */
+    /** Byte offset of row {@code r}'s 4 block scales (floats) of chunk {@code c} (Q4_0). */
     public long scalesOffset(int r, int c) {
-        return ((long) (r >> 2) * chunks() + c) * tile() + SCALES + 16L * (r & 3);
+        return tileOffset(r, c) + SCALES + 16L * (r & 3);
     }
 
-    /** Byte offset of row {@code r}'s 4 block mins (floats) of chunk {@code c} (Q4_K only). */
-    public long minsOffset(int r, int c) {
-        return ((long) (r >> 2) * chunks() + c) * tile() + MINS + 16L * (r & 3);
+    /** Byte offset of the tile holding row {@code r}'s chunk {@code c}. */
+    public long tileOffset(int r, int c) {
+        return ((long) (r >> 2) * chunks() + c) * TILE;
     }
 
     /** Allocates a zeroed {@code rows × n} Q4_0 matrix in {@code arena}. */
@@ -111,7 +118,7 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
         int np = paddedLength(n);
         long groups = (rows + 3L) / 4;
         boolean mins = type == GGMLType.Q4_K;
-        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact(groups * (np / CHUNK), (long) (mins ? TILE_WITH_MINS : TILE)), 64), 64);
+        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact(groups * (np / CHUNK), (long) TILE), 64), 64);
         return new RepackedQ4(n, rows, np, mins, seg);
     }
 
@@ -149,34 +156,41 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
     }
 
     /**
-     * Q4_K rows: super-block {@code i} (256 columns) holds sub-blocks {@code 8i..8i+7}; sub-block {@code 2g} is the
-     * low nibbles and {@code 2g+1} the high nibbles of bytes {@code 32g..32g+31} of its quants, in column order.
-     * Scale and min are {@code d·sc} and {@code dmin·m} in float, as {@code dequantize_row_q4_K} forms them.
+     * Q4_K rows: super-block {@code i} (256 columns, chunks 2i and 2i+1) holds sub-blocks {@code 8i..8i+7}; sub-block
+     * {@code 2g} is the low nibbles and {@code 2g+1} the high nibbles of bytes {@code 32g..32g+31} of its quants, in
+     * column order. Both chunks' tiles carry the super-block's d and dmin (widened from F16, exact) beside their
+     * sub-blocks' 6-bit scales and mins.
      */
     private void repackQ4K(Tensor src, int from, int to) {
         int ns = rowLength / QK_K;
         byte[] row = new byte[ns * Q4_K_BYTES];
         MemorySegment rowSeg = MemorySegment.ofArray(row);
         int[] words = new int[chunks() * WORDS];
-        float[] scale = new float[chunks() * 4], min = new float[chunks() * 4];
+        byte[] sc = new byte[chunks() * 4], mn = new byte[chunks() * 4];
+        float[] d = new float[chunks()], dmin = new float[chunks()];
         for (int r = from; r < to; r++) {
             MemorySegment.copy(src.data(), src.rowOffset(r), rowSeg, 0, row.length);
             for (int i = 0; i < ns; i++) {
                 long sb = (long) i * Q4_K_BYTES;
-                float d = Float.float16ToFloat(rowSeg.get(F16, sb)), dmin = Float.float16ToFloat(rowSeg.get(F16, sb + 2));
+                d[2 * i] = d[2 * i + 1] = Float.float16ToFloat(rowSeg.get(F16, sb));
+                dmin[2 * i] = dmin[2 * i + 1] = Float.float16ToFloat(rowSeg.get(F16, sb + 2));
                 for (int j = 0; j < 8; j++) {
                     int b = 8 * i + j, sm = scaleMin(row, (int) sb + 4, j);
-                    scale[b] = d * (sm & 0xFF);
-                    min[b] = dmin * (sm >> 8);
+                    sc[b] = (byte) (sm & 0xFF);
+                    mn[b] = (byte) (sm >> 8);
                     long q = sb + 16 + 32L * (j / 2);
                     int shift = 4 * (j % 2);
                     for (int w = 0; w < 4; w++) words[4 * b + w] = packNibbles(rowSeg.get(I64, q + 8L * w) >>> shift);
                 }
             }
             for (int c = 0; c < chunks(); c++) {
+                long t = tileOffset(r, c);
+                int k = r & 3;
                 MemorySegment.copy(words, c * WORDS, data, I32, wordsOffset(r, c), WORDS);
-                MemorySegment.copy(scale, c * 4, data, F32, scalesOffset(r, c), 4);
-                MemorySegment.copy(min, c * 4, data, F32, minsOffset(r, c), 4);
+                MemorySegment.copy(sc, c * 4, data, ValueLayout.JAVA_BYTE, t + K_SCALES + 4L * k, 4);
+                MemorySegment.copy(mn, c * 4, data, ValueLayout.JAVA_BYTE, t + K_MINS + 4L * k, 4);
+                data.set(F32, t + K_D + 4L * k, d[c]);
+                data.set(F32, t + K_DMIN + 4L * k, dmin[c]);
             }
         }
     }
@@ -210,12 +224,16 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
 
     /** Scale of row {@code r}'s block {@code b} (columns 32b..32b+31). */
     public float scale(int r, int b) {
-        return data.get(F32, scalesOffset(r, b / 4) + 4L * (b % 4));
+        if (!mins) return data.get(F32, scalesOffset(r, b / 4) + 4L * (b % 4));
+        long t = tileOffset(r, b / 4);
+        return data.get(F32, t + K_D + 4L * (r & 3)) * data.get(ValueLayout.JAVA_BYTE, t + K_SCALES + 4L * (r & 3) + b % 4);
     }
 
     /** Min of row {@code r}'s block {@code b} (Q4_K; 0 for Q4_0, whose offset of 8 is in the quant). */
     public float min(int r, int b) {
-        return mins ? data.get(F32, minsOffset(r, b / 4) + 4L * (b % 4)) : 0f;
+        if (!mins) return 0f;
+        long t = tileOffset(r, b / 4);
+        return data.get(F32, t + K_DMIN + 4L * (r & 3)) * data.get(ValueLayout.JAVA_BYTE, t + K_MINS + 4L * (r & 3) + b % 4);
     }
 
     /** The dequantized value of row {@code r}, column {@code col}: {@code (q − 8)·d} (Q4_0) or {@code scale·q − min} (Q4_K). */
