@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * {@code GET /metrics} in the Prometheus text exposition format (version 0.0.4): requests answered by endpoint and
- * status, prompt and generated tokens, queue depth, busy slots and KV cache use. Counters count from server start.
+ * status, prompt and generated tokens, queue depth, busy slots, decode batching (steps, passes, prompt chunks that
+ * rode them) and KV cache use. Counters count from server start.
  */
 final class ServerMetrics {
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -42,6 +43,11 @@ final class ServerMetrics {
         metric(b, "powerinfer4j_queue_depth", "gauge", "Requests waiting for a slot.", s.queued());
         metric(b, "powerinfer4j_slots", "gauge", "Slots (parallel sequences).", s.slots());
         metric(b, "powerinfer4j_slots_busy", "gauge", "Slots generating.", s.slots() - s.idle());
+        metric(b, "powerinfer4j_decode_steps_batched_total", "counter", "Decode steps run in shared passes over the weights (--decode-batching).",
+                s.decodeSteps());
+        metric(b, "powerinfer4j_decode_passes_total", "counter", "Shared decode passes; steps / passes is the mean batch size.", s.decodePasses());
+        metric(b, "powerinfer4j_prompt_chunks_batched_total", "counter", "Prompt chunks that rode a decode pass (fast batching, other slots running).",
+                s.promptChunksBatched());
         long cached = 0, capacity = 0;
         for (SlotScheduler.SlotInfo i : slots) {
             cached += i.tokensCached();

@@ -40,12 +40,14 @@ final class SlotScheduler implements AutoCloseable {
     private final AtomicLong reusedPromptTokens = new AtomicLong(), sharedPromptTokens = new AtomicLong();
     private final AtomicLong draftedTokens = new AtomicLong(), acceptedTokens = new AtomicLong();
     private boolean closed;
+    private final Model model;   // for the batching counters of /metrics
 
     SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt) {
         if (parallel < 1) throw new IllegalArgumentException("--parallel must be >= 1, is " + parallel);
         if (maxQueue < 0) throw new IllegalArgumentException("--queue must be >= 0, is " + maxQueue);
         this.maxQueue = maxQueue;
         this.cachePrompt = cachePrompt;
+        this.model = model;
         this.hostKv = model.hostKvCache();
         try {
             for (int i = 0; i < parallel; i++) slots.add(new Slot(i, model.newSession()));
@@ -123,12 +125,14 @@ final class SlotScheduler implements AutoCloseable {
      */
     /** {@code reusedPromptTokens}: prompt tokens not evaluated (cached); {@code sharedPromptTokens}: of those, copied from another slot. */
     record Stats(int slots, int idle, int queued, long completed, long cancelled, long promptTokens, long generatedTokens, long draftedTokens,
-                 long acceptedTokens, long reusedPromptTokens, long sharedPromptTokens) {}
+                 long acceptedTokens, long reusedPromptTokens, long sharedPromptTokens, long decodeSteps, long decodePasses, long promptChunksBatched) {}
 
     Stats stats() {
+        long[] batched = model.decodeBatchCounts();
+        long chunks = model.batchedPromptChunks();
         synchronized (lock) {
             return new Stats(slots.size(), idle.size(), pending.size(), completed.get(), cancelled.get(), promptTokens.get(), generatedTokens.get(),
-                    draftedTokens.get(), acceptedTokens.get(), reusedPromptTokens.get(), sharedPromptTokens.get());
+                    draftedTokens.get(), acceptedTokens.get(), reusedPromptTokens.get(), sharedPromptTokens.get(), batched[0], batched[1], chunks);
         }
     }
 

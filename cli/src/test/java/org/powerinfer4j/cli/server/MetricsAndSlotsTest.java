@@ -74,6 +74,11 @@ class MetricsAndSlotsTest {
         assertThat(after.get("powerinfer4j_generated_tokens_total") - before.get("powerinfer4j_generated_tokens_total")).isEqualTo(9.0);
         assertThat(after.get("powerinfer4j_queue_depth")).isZero();
         assertThat(after.get("powerinfer4j_slots_busy")).isZero();
+        // the reference generation on the same model, then the request, one after the other: 8 decode steps each
+        // (9 tokens, the first from the prompt), every one a pass of its own
+        assertThat(after.get("powerinfer4j_decode_steps_batched_total") - before.get("powerinfer4j_decode_steps_batched_total")).isEqualTo(16.0);
+        assertThat(after.get("powerinfer4j_decode_passes_total") - before.get("powerinfer4j_decode_passes_total")).isEqualTo(16.0);
+        assertThat(after.get("powerinfer4j_prompt_chunks_batched_total")).isZero();
         // the last sampled token is never fed back: prompt + generated − 1 tokens sit in the used slot's cache
         int cached = ref.promptTokens() + 9 - 1;
         assertThat(after.get("powerinfer4j_kv_cache_tokens")).isEqualTo(cached);

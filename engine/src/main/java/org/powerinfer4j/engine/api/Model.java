@@ -448,7 +448,7 @@ public final class Model implements AutoCloseable {
     }
 
     /** Prompt chunks that rode a decode pass (FAST, while other streams ran). */
-    long batchedPromptChunks() {
+    public long batchedPromptChunks() {
         return batcher == null ? 0 : batcher.promptChunks();
     }
 
