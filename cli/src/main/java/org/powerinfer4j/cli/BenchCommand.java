@@ -62,7 +62,7 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Concurrent decode streams for the tg tests (default: ${DEFAULT-VALUE}); N > 1 reports the total t/s of N sessions decoding at once (batched passes, like llama-batched-bench's S_TG).")
     List<Integer> parallel;
 
-    @Option(names = {"-r", "--repetitions"}, defaultValue = "5", description = "Timed repetitions per test (default: ${DEFAULT-VALUE}); one warm-up run is excluded.")
+    @Option(names = {"-r", "--repetitions"}, defaultValue = "5", description = "Timed repetitions per test (default: ${DEFAULT-VALUE}); untimed warm-up runs come first (at least 2 s, until the JIT is done).")
     int reps;
 
     @Option(names = {"-o", "--output"}, defaultValue = "md",
