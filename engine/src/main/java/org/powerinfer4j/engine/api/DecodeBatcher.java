@@ -70,19 +70,17 @@ final class DecodeBatcher {
         final int[] tokens;
         final int pos;
         final boolean logits;   // the logits after the last token are wanted (always for a decode step)
+        final boolean prompt;   // a prompt chunk (even of one token), not a decode step
         final Thread caller = Thread.currentThread();
         volatile boolean done;
         RuntimeException failure;
 
-        Step(InferenceState state, int[] tokens, int pos, boolean logits) {
+        Step(InferenceState state, int[] tokens, int pos, boolean logits, boolean prompt) {
             this.state = state;
             this.tokens = tokens;
             this.pos = pos;
             this.logits = logits;
-        }
-
-        boolean decode() {
-            return tokens.length == 1 && logits;
+            this.prompt = prompt;
         }
     }
 
@@ -105,7 +103,7 @@ final class DecodeBatcher {
      * chunks waiting at the lock still get their turns between passes.
      */
     void decode(ReentrantLock lock, Runnable checkOpen, InferenceState state, int token, int pos) {
-        submit(lock, checkOpen, new Step(state, new int[] {token}, pos, true));
+        submit(lock, checkOpen, new Step(state, new int[] {token}, pos, true, false));
     }
 
     /** Prompt chunks ride the passes too under FAST (their rows share the weight pass); EXACT keeps them apart, as a chunk alone. */
@@ -126,7 +124,7 @@ final class DecodeBatcher {
     void prompt(ReentrantLock lock, Runnable checkOpen, InferenceState state, int[] tokens, int pos, boolean logits) {
         if (exact) throw new IllegalStateException("prompt chunks do not ride EXACT passes");
         if (tokens.length < 1 || tokens.length > PROMPT_CHUNK) throw new IllegalArgumentException("a batched prompt chunk holds 1.." + PROMPT_CHUNK + " tokens, not " + tokens.length);
-        submit(lock, checkOpen, new Step(state, tokens, pos, logits));
+        submit(lock, checkOpen, new Step(state, tokens, pos, logits, true));
     }
 
     private void submit(ReentrantLock lock, Runnable checkOpen, Step mine) {
@@ -250,10 +248,10 @@ final class DecodeBatcher {
                     positions[r] = s.pos + j;
                 }
                 if (s.logits) logitRows[wanted++] = r - 1;
-                if (s.decode()) decodes++;
-                else prompts = true;
+                if (s.prompt) prompts = true;
+                else decodes++;
             }
-            // decode steps only: every row's logits, the per-token products of decode (as before prompts rode along)
+            // without prompt chunks every row wants its logits (null), and the products stay decode's per-token ones
             if (r > 0) transformer.forwardSequences(pool, scratch, states, tokens, positions, r, prompts ? java.util.Arrays.copyOf(logitRows, wanted) : null);
             if (decodes > 0) passes.incrementAndGet();
             steps.addAndGet(decodes);

@@ -91,7 +91,7 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
 
     /** Byte offset of row {@code r}'s 16 words of chunk {@code c}. */
     public long wordsOffset(int r, int c) {
-        return ((long) (r >> 2) * chunks() + c) * tile() + 64L * (r & 3);
+        return tileOffset(r, c) + 64L * (r & 3);
     }
 
     /** Byte offset of row {@code r}'s 4 block scales (floats) of chunk {@code c} (Q4_0). */
