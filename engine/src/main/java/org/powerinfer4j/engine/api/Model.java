@@ -344,6 +344,26 @@ public final class Model implements AutoCloseable {
         return new Session(this, contextLength);
     }
 
+    /**
+     * A KV cache of {@code totalTokens} positions that sessions of this model share ({@link #newSession(SharedKvCache, int)}):
+     * each takes blocks of {@value org.powerinfer4j.engine.model.KvBlockPool#BLOCK_TOKENS} positions as it grows and
+     * maps a prefix another session has evaluated instead of recomputing it ({@link Session#adoptPrefix}). Only for
+     * models whose caches are on the host ({@link #hostKvCache()}). Close it after its sessions.
+     */
+    public SharedKvCache newSharedKvCache(int totalTokens) {
+        if (!hostKvCache()) throw new IllegalStateException("this model keeps KV caches on the device (-ngl); they cannot be shared");
+        org.powerinfer4j.engine.model.SessionMemory.requirePoolFits(config, totalTokens, options.kvCacheType());
+        return new SharedKvCache(this, new org.powerinfer4j.engine.model.KvBlockPool(config.layers(), config.kvDim(), options.kvCacheType(), totalTokens));
+    }
+
+    /** A session of up to {@code contextLength} tokens (at most the model's context) whose KV cache grows in {@code cache}. */
+    public Session newSession(SharedKvCache cache, int contextLength) {
+        if (cache.model() != this) throw new IllegalArgumentException("the shared KV cache belongs to another model");
+        if (contextLength < 1 || contextLength > this.contextLength)
+            throw new IllegalArgumentException("a session context of " + contextLength + " tokens; this model's context is " + this.contextLength);
+        return new Session(this, contextLength, cache.pool());
+    }
+
     public ModelConfig config() { return config; }
     public ModelWeights weights() { return weights; }
     public Tokenizer tokenizer() { return tokenizer; }
@@ -368,13 +388,15 @@ public final class Model implements AutoCloseable {
     }
 
     private void forwardChunks(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, boolean wantLogits) {
+        if (startPos < 0 || (long) startPos + ids.length > s.kv().contextLength())   // checked whole before any chunk runs
+            throw new org.powerinfer4j.engine.model.ModelException("context is full: " + ((long) startPos + ids.length)
+                    + " tokens do not fit in the context of " + s.kv().contextLength());
+        // a shared cache's blocks, here on the caller's thread: a full pool fails this call, not a batched pass
+        s.kv().reserve(startPos, startPos + ids.length);
         if (ids.length == 1 && wantLogits && batcher != null) {
             batcher.decode(forwardLock, this::checkOpen, s, ids[0], startPos);
             return;
         }
-        if (startPos < 0 || (long) startPos + ids.length > s.kv().contextLength())   // checked whole before any chunk runs
-            throw new org.powerinfer4j.engine.model.ModelException("context is full: " + ((long) startPos + ids.length)
-                    + " tokens do not fit in the context of " + s.kv().contextLength());
         if (batcher != null && batcher.takesPrompts() && PROMPTS_RIDE && (batchPrompts || forwardLock.isLocked() || batcher.hasQueued())) {
             // other streams are running: the chunks ride their passes (one pass over the weights for all), and
             // prompts that arrive together are prefilled together instead of one after another
@@ -405,6 +427,7 @@ public final class Model implements AutoCloseable {
      * (see {@link Transformer#forwardAllLogits}; {@code exact}: per-token kernels where the model allows them).
      */
     void forwardAllLogits(org.powerinfer4j.engine.model.InferenceState s, int[] ids, int startPos, float[] allLogits, boolean exact) {
+        if (startPos >= 0 && (long) startPos + ids.length <= s.kv().contextLength()) s.kv().reserve(startPos, startPos + ids.length);
         forwardLock.lock();
         try {
             checkOpen();

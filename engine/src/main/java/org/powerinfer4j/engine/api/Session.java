@@ -28,14 +28,37 @@ public final class Session implements AutoCloseable {
         this.tokens = new int[Math.min(contextLength, 1024)];
     }
 
+    /** A session whose KV cache takes blocks from a shared pool ({@link Model#newSession(SharedKvCache, int)}). */
+    Session(Model model, int contextLength, org.powerinfer4j.engine.model.KvBlockPool pool) {
+        this.model = model;
+        this.contextLength = contextLength;
+        this.state = new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(), pool);
+        this.tokens = new int[Math.min(contextLength, 1024)];
+    }
+
     /** The session's activations, KV cache and logits (the batched decode tests drive it directly). */
     InferenceState state() {
         return state;
     }
 
-    /** Tokens currently in the KV cache. */
+    /** Tokens currently in the KV cache (0 once a parked session's shared blocks were taken). */
     public int position() {
-        return position;
+        return state.kv().evicted() ? 0 : position;
+    }
+
+    /**
+     * Lets a session on a {@link SharedKvCache} lend its blocks while it is idle: when the shared cache runs out,
+     * the least recently parked sessions' blocks go to the sessions that need them, and such a session starts
+     * over from an empty cache (its {@link #position()} reads 0). Any later use of the session ends the lending.
+     * Without a shared cache, nothing happens.
+     */
+    public void parkCache() {
+        state.kv().park();
+    }
+
+    /** Ends {@link #parkCache()} (every other method does so too): from here on the session's blocks stay its own. */
+    public void unparkCache() {
+        if (state.kv().resume()) position = 0;
     }
 
     public int contextLength() {
@@ -43,12 +66,14 @@ public final class Session implements AutoCloseable {
     }
 
     public int[] tokens() {
-        return Arrays.copyOf(tokens, position);
+        return Arrays.copyOf(tokens, position());
     }
 
-    /** Forgets the conversation (the KV cache is overwritten from position 0). */
+    /** Forgets the conversation (the KV cache is overwritten from position 0; a shared cache's blocks go back). */
     public void reset() {
+        unparkCache();
         position = 0;
+        state.kv().truncate(0);
     }
 
     /**
@@ -56,9 +81,11 @@ public final class Session implements AutoCloseable {
      * The KV cache is positional, so this only moves the position: later entries are overwritten by the next feed.
      */
     public void rollback(int newPosition) {
+        unparkCache();
         if (newPosition < 0 || newPosition > position)
             throw new IllegalArgumentException("cannot roll back to " + newPosition + ": the session holds " + position + " tokens");
         position = newPosition;
+        state.kv().truncate(newPosition);
     }
 
     /**
@@ -66,20 +93,26 @@ public final class Session implements AutoCloseable {
      * donor holds {@code tokens[0..upTo)} (its own cached conversation starts with them) and this session agrees
      * with them up to its current position. Prompt caching across sessions — a system prompt or an earlier turn
      * another slot has evaluated is not evaluated again. The donor's rows in that range must not change during the
-     * call (it may append beyond them). Only for models whose KV cache is on the host (no {@code -ngl} layers):
-     * {@link Model#hostKvCache()}. The copied rows were computed in the donor's batches, so later logits are within
-     * rounding of an evaluation here, not bit-identical.
+     * call (it may append beyond them). Sessions on one {@link SharedKvCache} share the donor's whole blocks (one
+     * copy in memory; whichever writes into a shared block first copies it) and copy the last partial one; others
+     * copy the rows. Only for models whose KV cache is on the host (no {@code -ngl} layers):
+     * {@link Model#hostKvCache()}. The rows were computed in the donor's batches, so later logits are within
+     * rounding of an evaluation here, not bit-identical. Returns the position reached: {@code upTo}, or less where
+     * a parked donor's shared blocks were taken meanwhile.
      */
-    public void adoptPrefix(Session donor, int[] tokens, int upTo) {
+    public int adoptPrefix(Session donor, int[] tokens, int upTo) {
         if (donor.model != model) throw new IllegalArgumentException("the donor session belongs to another model");
         if (!model.hostKvCache()) throw new IllegalStateException("this model keeps KV caches on the device; prefixes cannot be copied between sessions");
         if (upTo > tokens.length || upTo > contextLength || upTo > donor.contextLength)
             throw new IllegalArgumentException("prefix of " + upTo + " tokens does not fit");
-        if (upTo <= position) return;
-        state.kv().copyRows(donor.state.kv(), position, upTo);
-        tokenBuffer(upTo);
-        System.arraycopy(tokens, position, this.tokens, position, upTo - position);
-        position = upTo;
+        unparkCache();
+        if (upTo <= position) return position;
+        int got = state.kv().shareRows(donor.state.kv(), position, upTo);
+        if (got <= position) return position;
+        tokenBuffer(got);
+        System.arraycopy(tokens, position, this.tokens, position, got - position);
+        position = got;
+        return got;
     }
 
     /**
@@ -97,6 +130,7 @@ public final class Session implements AutoCloseable {
      */
     public float[] evaluateAll(int[] ids, boolean exact) {
         if (ids.length == 0) throw new IllegalArgumentException("no tokens to evaluate");
+        unparkCache();
         checkFits(ids.length);
         float[] all = new float[ids.length * model.config().vocabSize()];
         model.forwardAllLogits(state, ids, position, all, exact);
@@ -117,7 +151,7 @@ public final class Session implements AutoCloseable {
 
     /** Length of the common prefix of the cached tokens and {@code ids[0..length)}. */
     int commonPrefix(int[] ids, int length) {
-        int common = 0, max = Math.min(position, length);
+        int common = 0, max = Math.min(position(), length);
         while (common < max && tokens[common] == ids[common]) common++;
         return common;
     }
@@ -134,6 +168,7 @@ public final class Session implements AutoCloseable {
     }
 
     private void feed(int[] ids, boolean wantLogits) {
+        unparkCache();
         checkFits(ids.length);
         model.forward(state, ids, position, wantLogits);
         append(ids);
@@ -157,11 +192,13 @@ public final class Session implements AutoCloseable {
      * evaluated. Chat front-ends re-render the full conversation each turn and call this.
      */
     public GenerationResult complete(int[] conversation, GenerationParams params, TokenListener listener) {
+        unparkCache();
         int common = 0;
         int max = Math.min(position, conversation.length);
         while (common < max && tokens[common] == conversation[common]) common++;
         if (common == conversation.length && common > 0) common--; // re-evaluate the last token to get its logits
         position = common;
+        state.kv().truncate(common);
         return generate(Arrays.copyOfRange(conversation, common, conversation.length), params, listener);
     }
 
@@ -177,6 +214,7 @@ public final class Session implements AutoCloseable {
 
     /** Tokenizes {@code prompt} (with BOS at the start of the session) and generates from it. */
     public GenerationResult generate(String prompt, GenerationParams params, TokenListener listener) {
+        unparkCache();
         Tokenizer tok = model.tokenizer();
         int[] ids = tok.encode(prompt, position == 0, false);
         return generate(ids, params, listener);
@@ -187,6 +225,7 @@ public final class Session implements AutoCloseable {
      * {@code maxTokens}, a full context or the listener says stop.
      */
     public GenerationResult generate(int[] promptTokens, GenerationParams params, TokenListener listener) {
+        unparkCache();
         if (promptTokens.length == 0 && position == 0)
             throw new ModelException("empty prompt: nothing to generate from (the model adds no BOS)");
         if (params.grammar() != null && params.speculation() != null)
@@ -221,7 +260,11 @@ public final class Session implements AutoCloseable {
                 }
                 if (!em.emit(next, state.logits())) break;   // the logits `next` was sampled from
                 if (position >= contextLength) break;
-                feed(new int[]{next}, true);
+                try {
+                    feed(new int[]{next}, true);
+                } catch (org.powerinfer4j.engine.model.KvCacheFullException e) {
+                    break;   // the shared cache has no block for the next position: stop as at a full context ("length")
+                }
             }
         }
         // decode time: everything after the first token's prefill, drafting and verification included

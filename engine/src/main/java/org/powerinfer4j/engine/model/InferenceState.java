@@ -19,8 +19,27 @@ public final class InferenceState implements AutoCloseable {
     // a sequence batch's products: per token through the fused mat-vec kernels (bit-identical to each alone), else matMul
     final boolean perToken;
 
+    /** A session's state with a contiguous KV cache of its own for {@code contextLength} positions. */
     public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType) {
-        this(c, contextLength, maxBatch, threads, kvType, false);
+        this(c, contextLength, maxBatch, threads, false, false, checkedCache(c, contextLength, maxBatch, threads, kvType));
+    }
+
+    /**
+     * A session's state whose KV cache is {@link KVCache#paged} from {@code kvPool} (shared with other sessions): up
+     * to {@code contextLength} positions, taken block by block as the session grows.
+     */
+    public InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, KvBlockPool kvPool) {
+        this(c, contextLength, maxBatch, threads, false, false, pagedCache(c, contextLength, maxBatch, threads, kvPool));
+    }
+
+    private static KVCache checkedCache(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType) {
+        SessionMemory.requireFits(c, contextLength, maxBatch, threads, kvType);   // before any buffer
+        return new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
+    }
+
+    private static KVCache pagedCache(ModelConfig c, int contextLength, int maxBatch, int threads, KvBlockPool kvPool) {
+        SessionMemory.requireHeapFits(c, contextLength, maxBatch, threads);
+        return KVCache.paged(kvPool, contextLength);
     }
 
     /** {@link #forSequenceBatch(ModelConfig, int, int, int, boolean)} with per-token (bit-exact) products. */
@@ -36,17 +55,10 @@ public final class InferenceState implements AutoCloseable {
      * several times faster, logits within rounding).
      */
     public static InferenceState forSequenceBatch(ModelConfig c, int contextLength, int maxTokens, int threads, boolean perToken) {
-        return new InferenceState(c, contextLength, maxTokens, threads, null, true, perToken);
+        return new InferenceState(c, contextLength, maxTokens, threads, true, perToken, null);
     }
 
-    private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
-                           boolean sequenceBatch) {
-        this(c, contextLength, maxBatch, threads, kvType, sequenceBatch, false);
-    }
-
-    private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, org.powerinfer4j.engine.tensor.GGMLType kvType,
-                           boolean sequenceBatch, boolean perToken) {
-        if (!sequenceBatch) SessionMemory.requireFits(c, contextLength, maxBatch, threads, kvType);   // before any buffer
+    private InferenceState(ModelConfig c, int contextLength, int maxBatch, int threads, boolean sequenceBatch, boolean perToken, KVCache kv) {
         this.maxBatch = maxBatch;
         this.perToken = sequenceBatch && perToken;
         this.tokenKv = sequenceBatch ? new KVCache[maxBatch] : null;
@@ -63,7 +75,7 @@ public final class InferenceState implements AutoCloseable {
         hb2 = new float[maxBatch * c.ffDim()];
         scores = new float[threads][4 * contextLength];   // Transformer.QUERY_BLOCK rows per thread
         logits = new float[(sequenceBatch ? maxBatch : 1) * c.vocabSize()];
-        kv = sequenceBatch ? null : new KVCache(c.layers(), contextLength, c.kvDim(), kvType);
+        this.kv = kv;
     }
 
     private Object ffnScratch;

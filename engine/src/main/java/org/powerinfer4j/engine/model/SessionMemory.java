@@ -35,11 +35,25 @@ public final class SessionMemory {
             throw new ModelException("a context of " + contextLength + " tokens needs " + gib(kv) + " for its KV cache (" + c.layers()
                     + " layers × " + c.kvDim() + " " + kvType + " keys and values per token), but only " + gib(nativeFree)
                     + " of memory is available: lower -c");
+        requireHeapFits(c, contextLength, maxBatch, threads);
+    }
+
+    /** The heap part of {@link #requireFits}: a session whose KV cache comes from a shared pool needs only this. */
+    public static void requireHeapFits(ModelConfig c, int contextLength, int maxBatch, int threads) {
         long heap = heapBytes(c, contextLength, maxBatch, threads);
         long heapFree = Runtime.getRuntime().maxMemory() - liveHeapBytes();
         if (heap > heapFree)
             throw new ModelException("a context of " + contextLength + " tokens needs " + gib(heap) + " of Java heap for attention scores ("
                     + threads + " threads) and activations, but only " + gib(heapFree) + " is free: lower -c or -t, or raise -Xmx");
+    }
+
+    /** Throws a {@link ModelException} when a shared KV cache of {@code totalTokens} positions cannot fit in the memory available now. */
+    public static void requirePoolFits(ModelConfig c, int totalTokens, GGMLType kvType) {
+        long kv = KvBlockPool.bytesFor(c.layers(), c.kvDim(), kvType, totalTokens);
+        long nativeFree = availableNativeBytes();
+        if (kv > nativeFree)
+            throw new ModelException("a shared KV cache of " + totalTokens + " tokens needs " + gib(kv) + ", but only " + gib(nativeFree)
+                    + " of memory is available: lower -c");
     }
 
     /**

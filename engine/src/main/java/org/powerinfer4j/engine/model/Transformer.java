@@ -69,6 +69,7 @@ public final class Transformer {
     public void forward(WorkerPool pool, InferenceState s, int[] tokens, int off, int n, int startPos, boolean wantLogits) {
         if (startPos < 0 || n < 0 || (long) startPos + n > s.kv.contextLength())
             throw new ModelException("context is full: " + ((long) startPos + n) + " tokens do not fit in the context of " + s.kv.contextLength());
+        s.kv.reserve(startPos, startPos + n);   // a paged cache's blocks (the caller has usually reserved them)
         for (int done = 0; done < n; ) {
             int b = Math.min(s.maxBatch, n - done);
             forwardChunk(pool, s, tokens, off + done, b, startPos + done);
@@ -87,6 +88,7 @@ public final class Transformer {
     public void forwardAllLogits(WorkerPool pool, InferenceState s, int[] tokens, int off, int n, int startPos, float[] allLogits, boolean exact) {
         if (startPos < 0 || n < 1 || (long) startPos + n > s.kv.contextLength())
             throw new ModelException("context is full: " + ((long) startPos + n) + " tokens do not fit in the context of " + s.kv.contextLength());
+        s.kv.reserve(startPos, startPos + n);
         final int dim = c.dim(), vocab = c.vocabSize();
         if (allLogits.length < n * vocab) throw new IllegalArgumentException("logits buffer holds fewer than " + n + " rows");
         boolean perToken = exact && supportsSequenceBatches();
@@ -147,6 +149,7 @@ public final class Transformer {
             KVCache kv = states[i].kv;
             if (positions[i] < 0 || positions[i] >= kv.contextLength() || kv.contextLength() > scratch.scores[0].length)
                 throw new ModelException("context is full: " + (positions[i] + 1L) + " tokens do not fit in the context of " + kv.contextLength());
+            kv.reserve(positions[i], positions[i] + 1);
             scratch.tokenKv[i] = kv;
             scratch.tokenPos[i] = positions[i];
         }
@@ -334,7 +337,8 @@ public final class Transformer {
                 if (b1 - b0 == QUERY_BLOCK && !s.sequenceBatch() && a.window() <= 0 && kv.type() == org.powerinfer4j.engine.tensor.GGMLType.F16
                         && !kv.nonFinite()) {
                     int pos0 = s.pos(b0, startPos);
-                    long stride = kv.offset(layer, 1) - kv.offset(layer, 0), headBytes = (long) kv.elementBytes() * hd;
+                    long stride = kv.rowStride(), headBytes = (long) kv.elementBytes() * hd;
+                    // quads start at multiples of 4, so each lies within one block of a paged cache
                     for (; shared + 3 <= pos0; shared += 4)
                         FloatKernels.dotF16x4q4(s.q, b0 * c.qDim() + h * hd, c.qDim(), kv.keys(), kv.offset(layer, shared) + kvh * headBytes,
                                 stride, hd, sc, shared, ctx);
@@ -360,15 +364,16 @@ public final class Transformer {
         int qOff = b * c.qDim() + h * hd;
         float max = Float.NEGATIVE_INFINITY;
         int t = Math.max(lo, scored);
-        // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion)
+        // F16 cache without Inf/NaN: four positions per call (one lane-sum tree, y loaded once, lean conversion),
+        // run by run (a paged cache's block; a contiguous cache is one run)
         boolean four = f16 && !kv.nonFinite();
-        long stride = kv.offset(layer, 1) - kv.offset(layer, 0);
-        if (four) {
-            for (; t + 3 <= pos; t += 4) FloatKernels.dotF16x4(s.q, qOff, keys, kv.offset(layer, t) + kvh * headBytes, stride, hd, sc, so + t);
-        }
-        for (; t <= pos; t++) {
+        long stride = kv.rowStride();
+        while (t <= pos) {
+            int end = Math.min(pos + 1, kv.runEnd(t));
             long ko = kv.offset(layer, t) + kvh * headBytes;
-            sc[so + t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
+            if (four) for (; t + 4 <= end; t += 4, ko += 4 * stride) FloatKernels.dotF16x4(s.q, qOff, keys, ko, stride, hd, sc, so + t);
+            for (; t < end; t++, ko += stride)
+                sc[so + t] = f16 ? FloatKernels.dotF16(s.q, qOff, keys, ko, hd) : FloatKernels.dot(s.q, qOff, keys, ko, hd);
         }
         if (cap > 0f) {
             for (t = lo; t <= pos; t++) {
@@ -388,15 +393,17 @@ public final class Transformer {
         float inv = 1f / sum;
         java.util.Arrays.fill(s.att, qOff, qOff + hd, 0f);
         t = lo;
-        if (four) {
-            for (; t + 3 <= pos; t += 4)
-                FloatKernels.axpyF16x4(sc[so + t] * inv, sc[so + t + 1] * inv, sc[so + t + 2] * inv, sc[so + t + 3] * inv, values,
-                        kv.offset(layer, t) + kvh * headBytes, stride, s.att, qOff, hd);
-        }
-        for (; t <= pos; t++) {
+        while (t <= pos) {
+            int end = Math.min(pos + 1, kv.runEnd(t));
             long vo = kv.offset(layer, t) + kvh * headBytes;
-            if (f16) FloatKernels.axpyF16(sc[so + t] * inv, values, vo, s.att, qOff, hd);
-            else FloatKernels.axpy(sc[so + t] * inv, values, vo, s.att, qOff, hd);
+            if (four)
+                for (; t + 4 <= end; t += 4, vo += 4 * stride)
+                    FloatKernels.axpyF16x4(sc[so + t] * inv, sc[so + t + 1] * inv, sc[so + t + 2] * inv, sc[so + t + 3] * inv, values,
+                            vo, stride, s.att, qOff, hd);
+            for (; t < end; t++, vo += stride) {
+                if (f16) FloatKernels.axpyF16(sc[so + t] * inv, values, vo, s.att, qOff, hd);
+                else FloatKernels.axpy(sc[so + t] * inv, values, vo, s.att, qOff, hd);
+            }
         }
     }
 

@@ -35,6 +35,18 @@ class ConcurrentSessionsTest {
     }
 
     @Test
+    void sessionsOnASharedKvCacheEqualSerialOnes() throws Exception {
+        // the sessions' caches are blocks of one pool smaller than SESSIONS whole contexts; a paged cache gives the
+        // contiguous cache's logits bit for bit, so the references are sessions alone with caches of their own
+        Path p = GeneratedModels.llama110m();
+        try (Model m = Model.open(p, ModelOptions.defaults().withThreads(2).withContextLength(64).withDecodeBatching(DecodeBatching.EXACT));
+             SharedKvCache cache = m.newSharedKvCache(SESSIONS * 32)) {
+            assertConcurrentEqualsSerial(m, () -> m.newSession(cache, 64));
+            assertThat(cache.usedTokens()).as("every session gave its blocks back").isZero();
+        }
+    }
+
+    @Test
     void sparseSessionsOnOneModelEqualSerialOnes() throws Exception {
         Path p = GeneratedModels.sparseRelu();
         try (Model m = Model.open(p, ModelOptions.defaults().withThreads(2).withContextLength(64).withDecodeBatching(DecodeBatching.EXACT))) {
@@ -55,6 +67,11 @@ class ConcurrentSessionsTest {
     }
 
     private static void assertConcurrentEqualsSerial(Model m) throws Exception {
+        assertConcurrentEqualsSerial(m, m::newSession);
+    }
+
+    /** Sessions from {@code concurrent} run at once equal sessions of {@link Model#newSession()} run alone. */
+    private static void assertConcurrentEqualsSerial(Model m, java.util.function.Supplier<Session> concurrent) throws Exception {
         int vocab = m.config().vocabSize();
         int[][] scripts = new int[SESSIONS][];
         SplittableRandom r = new SplittableRandom(42);
@@ -67,7 +84,7 @@ class ConcurrentSessionsTest {
         List<List<List<float[]>>> alone = new ArrayList<>();
         for (int[] s : scripts) {
             List<List<float[]>> variants = new ArrayList<>();
-            for (int v = 0; v < 3; v++) variants.add(run(m, s, PROMPT + v));
+            for (int v = 0; v < 3; v++) variants.add(run(m::newSession, s, PROMPT + v));
             alone.add(variants);
         }
 
@@ -82,7 +99,7 @@ class ConcurrentSessionsTest {
                     int prompt = PROMPT + (round + i) % 3;    // varied chunking: prefill (matrix–matrix) and decode steps interleave
                     futures.add(threads.submit(() -> {
                         start.await();
-                        return run(m, s, prompt);
+                        return run(concurrent, s, prompt);
                     }));
                 }
                 for (int i = 0; i < SESSIONS; i++) {
@@ -108,9 +125,9 @@ class ConcurrentSessionsTest {
     }
 
     /** A prompt chunk of {@code prompt} tokens, then one token at a time; the logits after each evaluation. */
-    private static List<float[]> run(Model m, int[] script, int prompt) {
+    private static List<float[]> run(java.util.function.Supplier<Session> sessions, int[] script, int prompt) {
         List<float[]> out = new ArrayList<>();
-        try (Session s = m.newSession()) {
+        try (Session s = sessions.get()) {
             out.add(s.evaluate(java.util.Arrays.copyOf(script, prompt)));
             for (int j = prompt; j < script.length; j++) out.add(s.evaluate(script[j]));
         }
