@@ -28,8 +28,12 @@ public final class ServeCommand implements Callable<Integer> {
     int port;
 
     @Option(names = {"-np", "--parallel"}, defaultValue = "1", paramLabel = "N",
-            description = "Slots: requests generated concurrently, interleaved token by token; each has its own KV cache of -c tokens (default: ${DEFAULT-VALUE}).")
+            description = "Slots: requests generated concurrently, their decode steps batched into shared passes; they share one KV cache of -c tokens in all (default: ${DEFAULT-VALUE}).")
     int parallel;
+
+    @Option(names = "--ctx-per-slot", paramLabel = "N", defaultValue = "0",
+            description = "The most tokens one slot's prompt and generation may hold; 0 = all of -c (default: ${DEFAULT-VALUE}).")
+    int ctxPerSlot;
 
     @Option(names = "--queue", paramLabel = "Q", description = "Requests that may wait for a free slot; more get 429 (default: 4 x --parallel).")
     Integer queue;
@@ -72,7 +76,7 @@ public final class ServeCommand implements Callable<Integer> {
             // every request's parameters start from these, so each slot speculates (its own draft session on one draft model)
             GenerationParams defaults = speculation.apply(base, draft);
             ServerConfig config = new ServerConfig(host, port, parallel, queue != null ? queue : 4 * parallel, key, maxBody,
-                    Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed);
+                    Duration.ofSeconds(timeoutSeconds), Duration.ofSeconds(1), cachePrompt, id, defaults, sampling.seed, ctxPerSlot);
             if (!noWarmup) System.err.printf("warm-up: %d ms%n", m.warmUp());   // llama-server warms up before it listens too
             OpenAiServer server = OpenAiServer.start(m, config);
             CountDownLatch stopped = new CountDownLatch(1);
@@ -85,8 +89,9 @@ public final class ServeCommand implements Callable<Integer> {
                 }
             }, "serve-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
-            System.err.printf("serving %s on %s/v1 (%d slot%s of %d tokens, queue %d%s)%n", id, server.baseUri(), parallel,
-                    parallel == 1 ? "" : "s", m.contextLength(), config.queue(), key != null ? ", API key required" : "");
+            System.err.printf("serving %s on %s/v1 (%d slot%s of up to %d tokens, %s, queue %d%s)%n", id, server.baseUri(), parallel,
+                    parallel == 1 ? "" : "s", server.slotContext(), m.hostKvCache() ? "sharing a KV cache of " + m.contextLength() + " tokens"
+                            : "each with a KV cache on the device", config.queue(), key != null ? ", API key required" : "");
             try {
                 server.join();
             } finally {

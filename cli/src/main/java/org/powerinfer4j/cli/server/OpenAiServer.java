@@ -66,10 +66,10 @@ public final class OpenAiServer implements AutoCloseable {
 
     private OpenAiServer(Model model, ServerConfig config) {
         this.config = config;
-        this.parser = new RequestParser(model.tokenizer(), ChatTemplates.forGGUF(model.file()), model.contextLength(), config.modelId(),
+        this.scheduler = new SlotScheduler(model, config.parallel(), config.queue(), config.cachePrompt(), config.ctxPerSlot());
+        this.parser = new RequestParser(model.tokenizer(), ChatTemplates.forGGUF(model.file()), scheduler.slotContext(), config.modelId(),
                 config.defaults(), config.defaultSeed());
         this.tokenizer = model.tokenizer();
-        this.scheduler = new SlotScheduler(model, config.parallel(), config.queue(), config.cachePrompt());
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("serve-http");
@@ -106,6 +106,11 @@ public final class OpenAiServer implements AutoCloseable {
     }
 
     /** {@code http://host:port} */
+    /** The most tokens one request's prompt and generation may hold ({@code --ctx-per-slot}, else {@code -c}). */
+    public int slotContext() {
+        return scheduler.slotContext();
+    }
+
     public URI baseUri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
         return URI.create("http://" + host + ":" + port());
@@ -175,7 +180,7 @@ public final class OpenAiServer implements AutoCloseable {
             case "/health" -> health(response, callback);
             case "/v1/models" -> models(response, callback);
             case "/metrics" -> {
-                byte[] text = metrics.render(scheduler.stats(), scheduler.slotInfo()).getBytes(StandardCharsets.UTF_8);
+                byte[] text = metrics.render(scheduler.stats(), scheduler.kvUsage()).getBytes(StandardCharsets.UTF_8);
                 response.setStatus(200);
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, ServerMetrics.CONTENT_TYPE);
                 response.write(true, ByteBuffer.wrap(text), callback);

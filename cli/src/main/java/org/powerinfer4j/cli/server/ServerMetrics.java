@@ -24,7 +24,7 @@ final class ServerMetrics {
         requests.computeIfAbsent(endpoint + " " + status, k -> new LongAdder()).increment();
     }
 
-    String render(SlotScheduler.Stats s, List<SlotScheduler.SlotInfo> slots) {
+    String render(SlotScheduler.Stats s, SlotScheduler.KvUsage kv) {
         StringBuilder b = new StringBuilder();
         header(b, "powerinfer4j_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
         for (Map.Entry<String, LongAdder> e : new TreeMap<>(requests).entrySet()) {
@@ -48,15 +48,12 @@ final class ServerMetrics {
         metric(b, "powerinfer4j_decode_passes_total", "counter", "Shared decode passes; steps / passes is the mean batch size.", s.decodePasses());
         metric(b, "powerinfer4j_prompt_chunks_batched_total", "counter", "Prompt chunks that rode a decode pass (fast batching, other slots running).",
                 s.promptChunksBatched());
-        long cached = 0, capacity = 0;
-        for (SlotScheduler.SlotInfo i : slots) {
-            cached += i.tokensCached();
-            capacity += i.contextLength();
-        }
-        metric(b, "powerinfer4j_kv_cache_tokens", "gauge", "Tokens held in the slots' KV caches.", cached);
-        metric(b, "powerinfer4j_kv_cache_capacity_tokens", "gauge", "Tokens the slots' KV caches can hold.", capacity);
-        header(b, "powerinfer4j_kv_cache_usage_ratio", "gauge", "KV cache use: tokens held / capacity.");
-        b.append("powerinfer4j_kv_cache_usage_ratio ").append(String.format(Locale.ROOT, "%.6f", capacity == 0 ? 0.0 : (double) cached / capacity)).append('\n');
+        metric(b, "powerinfer4j_kv_cache_tokens", "gauge", "Tokens in the slots' KV caches (a prefix slots share counts in each).", kv.tokens());
+        metric(b, "powerinfer4j_kv_cache_used_positions", "gauge", "Positions of the KV cache's blocks in use (a shared block once).", kv.usedPositions());
+        metric(b, "powerinfer4j_kv_cache_capacity_tokens", "gauge", "Positions the KV cache has in all (-c, shared by the slots).", kv.capacity());
+        header(b, "powerinfer4j_kv_cache_usage_ratio", "gauge", "KV cache use: positions in use / capacity.");
+        b.append("powerinfer4j_kv_cache_usage_ratio ")
+                .append(String.format(Locale.ROOT, "%.6f", kv.capacity() == 0 ? 0.0 : (double) kv.usedPositions() / kv.capacity())).append('\n');
         return b.toString();
     }
 

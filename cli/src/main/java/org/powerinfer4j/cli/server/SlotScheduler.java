@@ -8,12 +8,19 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.powerinfer4j.engine.api.GenerationResult;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.Session;
+import org.powerinfer4j.engine.api.SharedKvCache;
 import org.powerinfer4j.engine.api.TokenListener;
 import org.powerinfer4j.engine.model.ModelException;
 
 /**
- * N slots, each a platform thread with its own {@link Session} (KV cache), sharing one {@link Model}, plus a
- * bounded FIFO of admitted requests waiting for a slot.
+ * N slots, each a platform thread with its own {@link Session}, sharing one {@link Model}, plus a bounded FIFO of
+ * admitted requests waiting for a slot.
+ *
+ * <p>Where the model's KV caches are on the host the slots' sessions share one {@link SharedKvCache} of the model's
+ * context ({@code -c}) in blocks: a slot holds what its conversation needs (at most {@code --ctx-per-slot}), gives it
+ * back when its request ends, and with {@code cachePrompt} lends it while idle (a busy slot that needs blocks takes
+ * the longest idle slot's) and shares a common prompt prefix with the other slots block by block. With device
+ * layers each slot has a cache of the whole context of its own.
  *
  * <p>Slots run at the same time; the model schedules their forward passes ({@code Model}'s decode batching):
  * the decode steps of every slot that is generating go through one pass over the weights together, and a prompt
@@ -41,18 +48,30 @@ final class SlotScheduler implements AutoCloseable {
     private final AtomicLong draftedTokens = new AtomicLong(), acceptedTokens = new AtomicLong();
     private boolean closed;
     private final Model model;   // for the batching counters of /metrics
+    private final SharedKvCache kvCache;   // the slots' shared cache; null with device layers
+    private final int slotContext;
 
     SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt) {
+        this(model, parallel, maxQueue, cachePrompt, 0);
+    }
+
+    /** {@code ctxPerSlot}: the most tokens one slot may hold, 0 = the model's whole context. */
+    SlotScheduler(Model model, int parallel, int maxQueue, boolean cachePrompt, int ctxPerSlot) {
         if (parallel < 1) throw new IllegalArgumentException("--parallel must be >= 1, is " + parallel);
         if (maxQueue < 0) throw new IllegalArgumentException("--queue must be >= 0, is " + maxQueue);
         this.maxQueue = maxQueue;
         this.cachePrompt = cachePrompt;
         this.model = model;
         this.hostKv = model.hostKvCache();
+        if (ctxPerSlot > model.contextLength())
+            throw new IllegalArgumentException("--ctx-per-slot " + ctxPerSlot + " exceeds the context of " + model.contextLength() + " (-c)");
+        this.slotContext = ctxPerSlot > 0 ? ctxPerSlot : model.contextLength();
+        this.kvCache = hostKv ? model.newSharedKvCache(model.contextLength()) : null;
         try {
-            for (int i = 0; i < parallel; i++) slots.add(new Slot(i, model.newSession()));
+            for (int i = 0; i < parallel; i++) slots.add(new Slot(i, kvCache != null ? model.newSession(kvCache, slotContext) : model.newSession()));
         } catch (RuntimeException | OutOfMemoryError e) {
             slots.forEach(s -> s.session.close());
+            if (kvCache != null) kvCache.close();
             throw e;
         }
         for (Slot s : slots) {
@@ -99,6 +118,27 @@ final class SlotScheduler implements AutoCloseable {
         return best;
     }
 
+    /** The most tokens one slot's conversation may hold. */
+    int slotContext() {
+        return slotContext;
+    }
+
+    /**
+     * The KV cache's use: tokens in the slots' caches (a shared prefix counts in each), positions of the blocks held
+     * (a shared block once) and the positions it has in all; with device caches, each slot's whole context.
+     */
+    record KvUsage(long tokens, long usedPositions, long capacity) {}
+
+    KvUsage kvUsage() {
+        long tokens = 0, capacity = 0;
+        for (Slot s : slots) {
+            tokens += s.cached;
+            capacity += s.session.contextLength();
+        }
+        if (kvCache != null) return new KvUsage(tokens, kvCache.usedTokens(), kvCache.capacityTokens());
+        return new KvUsage(tokens, tokens, capacity);
+    }
+
     /** Called by a slot thread when its job is over: take the next waiting job, or become idle. */
     private void finished(Slot slot) {
         synchronized (lock) {
@@ -113,6 +153,8 @@ final class SlotScheduler implements AutoCloseable {
                 slot.handOff(next);
                 return;
             }
+            // its cache stays (for cachePrompt, /slots), lent to busy slots that run out until its next job
+            slot.session.parkCache();
             idle.addFirst(slot); // most recently used first: its memory is warm
         }
     }
@@ -163,6 +205,7 @@ final class SlotScheduler implements AutoCloseable {
             }
             if (!s.thread.isAlive()) s.session.close(); // a thread stuck in a forward pass still uses its cache
         }
+        if (kvCache != null && slots.stream().noneMatch(s -> s.thread.isAlive())) kvCache.close();
     }
 
     /**
@@ -196,8 +239,8 @@ final class SlotScheduler implements AutoCloseable {
         try {
             int len = Math.min(limit, commonPrefix(best.stable, prompt));   // it may have shrunk meanwhile
             if (len < own + MIN_SHARED_PREFIX) return 0;
-            slot.session.adoptPrefix(best.session, prompt, len);   // the slot is at `own` already
-            return len - own;
+            // the slot is at `own` already; less than asked where the donor's parked blocks were taken
+            return Math.max(0, slot.session.adoptPrefix(best.session, prompt, len) - own);
         } finally {
             best.prefixLock.readLock().unlock();
         }
@@ -268,6 +311,7 @@ final class SlotScheduler implements AutoCloseable {
             busy = true;
             int adopted = 0;
             try {
+                session.unparkCache();   // its blocks are its own again (or were taken: it starts over)
                 if (!cachePrompt) {
                     session.reset();
                 } else {
@@ -300,6 +344,10 @@ final class SlotScheduler implements AutoCloseable {
                     }
                 });
                 if (cachePrompt) stable = session.tokens();   // every fed token's row is final now
+            } catch (org.powerinfer4j.engine.model.KvCacheFullException e) {
+                session.reset();
+                job.fail(new ApiException(503, "server_error", e.getMessage(), null, "kv_cache_full"));
+                return;
             } catch (ModelException | IllegalArgumentException e) {
                 session.reset();
                 job.fail(ApiException.invalid(e.getMessage(), null));

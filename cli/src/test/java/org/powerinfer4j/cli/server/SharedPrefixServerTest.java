@@ -24,7 +24,7 @@ class SharedPrefixServerTest {
             + "One day, she saw a big red ball under a tree. She ran to the ball and picked it up. Her friend Tom came and said, ";
 
     @Test
-    void aPrefixEvaluatedInAnotherSlotIsCopiedNotRecomputed() throws Exception {
+    void aPrefixEvaluatedInAnotherSlotIsSharedNotRecomputed() throws Exception {
         try (Model model = openModel(0); OpenAiServer server = OpenAiServer.start(model, config().withParallel(2, 4).withCachePrompt(true))) {
             int sharedTokens = model.tokenizer().encode(SHARED, true, false).length;
             URI completions = server.baseUri().resolve("/v1/completions");
@@ -49,6 +49,9 @@ class SharedPrefixServerTest {
                 assertThat(shared).isGreaterThanOrEqualTo(sharedTokens - 1);
                 // the same greedy continuation as the prompt evaluated cold
                 assertThat(rb.json().path("choices").get(0).path("text").asText()).isEqualTo(completionReference(model, b, 16).text());
+                // the slots share the prefix's whole blocks of the one KV cache: fewer positions than tokens held
+                // (without sharing each slot's tokens round up to whole blocks, so there would be at least as many)
+                assertThat(metric(server, "powerinfer4j_kv_cache_used_positions")).isLessThanOrEqualTo(metric(server, "powerinfer4j_kv_cache_tokens") - 16);
             }
             assertThat(shared).as("B overlapped A in one of the attempts and took its prefix").isPositive();
         }
