@@ -75,4 +75,12 @@ public class MatMulBench {
         flops.gflops += 2e-9 * rows * cols * batch;
         return out[0];
     }
+
+    /** The batched decode pass's route on repacked Q4 (and exact mode's everywhere): fused per-vector dots, weights read once for the batch. */
+    @Benchmark
+    public float matVecBatch(Flops flops) {
+        MatrixOps.matVecBatch(pool, weights.copies[0], x, batch, out);
+        flops.gflops += 2e-9 * rows * cols * batch;
+        return out[0];
+    }
 }

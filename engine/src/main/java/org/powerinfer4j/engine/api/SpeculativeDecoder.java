@@ -52,16 +52,27 @@ final class SpeculativeDecoder {
                 ctx[base] = next;   // the context the drafts continue: the cache plus the token not yet fed
                 got = source.propose(ctx, base + 1, drafts, k);
             }
+            float[] all = null;
+            if (got > 0) {
+                int[] chunk = new int[got + 1];
+                chunk[0] = next;
+                System.arraycopy(drafts, 0, chunk, 1, got);
+                try {
+                    all = session.evaluateAll(chunk, exact);
+                } catch (org.powerinfer4j.engine.model.KvCacheFullException e) {
+                    got = 0;   // a shared KV cache without room for the drafts: a plain step, if it has room for that
+                }
+            }
             if (got == 0) {   // nothing to check: a plain decode step
-                session.evaluateNoCopy(next);
+                try {
+                    session.evaluateNoCopy(next);
+                } catch (org.powerinfer4j.engine.model.KvCacheFullException e) {
+                    return;   // no block for the next position: the end, as at a full context
+                }
                 next = sampler.sample(logits, session.tokenBuffer(), session.position());
                 if (!em.emit(next, logits)) return;
                 continue;
             }
-            int[] chunk = new int[got + 1];
-            chunk[0] = next;
-            System.arraycopy(drafts, 0, chunk, 1, got);
-            float[] all = session.evaluateAll(chunk, exact);
             drafted += got;
             verifyPasses++;
             int i = 0;

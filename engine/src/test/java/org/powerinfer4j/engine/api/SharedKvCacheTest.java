@@ -82,6 +82,25 @@ class SharedKvCacheTest {
     }
 
     @Test
+    void speculativeDecodingOnAFullCacheFallsBackToPlainStepsAndEndsAsAtAFullContext() throws Exception {
+        try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(2).withContextLength(256));
+             SharedKvCache cache = m.newSharedKvCache(128); Session hog = m.newSession(cache, 256); Session s = m.newSession(cache, 256);
+             Session plain = m.newSession()) {
+            hog.evaluate(new int[60]);   // 4 of the 8 blocks: s has 64 positions
+            int[] prompt = m.tokenizer().encode("Once upon a time there was a little girl. Once upon a time there was a little girl. "
+                    + "Once upon a time there was a little girl. Once upon a time", true, false);
+            assertThat(prompt.length).isBetween(30, 56);
+            GenerationResult r = s.generate(prompt, GREEDY.withMaxTokens(100).withSpeculation(Speculation.promptLookup(8)), null);
+            assertThat(r.stopReason()).isEqualTo("length");
+            assertThat(r.draftedTokens()).as("prompt lookup proposed drafts").isPositive();
+            assertThat(s.position()).isEqualTo(64);
+            // exactly plain greedy decoding's tokens, as many as fitted
+            GenerationResult p = plain.generate(prompt, GREEDY.withMaxTokens(r.generatedTokens().length), null);
+            assertThat(r.generatedTokens()).containsExactly(p.generatedTokens());
+        }
+    }
+
+    @Test
     void aParkedSessionLendsItsBlocksAndStartsOverWhenTaken() throws Exception {
         try (Model m = Model.open(TestData.file("models/stories260K.gguf"), ModelOptions.defaults().withThreads(2).withContextLength(256));
              SharedKvCache cache = m.newSharedKvCache(64); Session idle = m.newSession(cache, 256); Session busy = m.newSession(cache, 256)) {
