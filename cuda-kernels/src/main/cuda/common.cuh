@@ -18,12 +18,21 @@
 #define T_F16 1
 #define T_Q4_0 2
 #define T_Q8_0 8
+#define T_Q4_K 12
+#define T_Q5_K 13
+#define T_Q6_K 14
 
 // ggml block layouts: 32 elements per block. The blocks are packed (34 and 18 bytes), so inside a row they are
 // only 2-byte aligned: all loads from them are 16-bit loads.
 #define QK 32
 #define Q8_0_BYTES 34 // f16 d, int8 qs[32]; x_j = d * qs[j]
 #define Q4_0_BYTES 18 // f16 d, uint8 qs[16]; x_j = d * ((qs[j] & 15) - 8), x_{j+16} = d * ((qs[j] >> 4) - 8)
+
+// K-quant super-blocks of 256 elements (ggml's block_q4_K, block_q5_K, block_q6_K): 2-byte aligned in a row too.
+#define QK_K 256
+#define Q4_K_BYTES 144 // f16 d, f16 dmin, uint8 scales[12] (6-bit scale and min of 8 sub-blocks of 32), uint8 qs[128]
+#define Q5_K_BYTES 176 // f16 d, f16 dmin, uint8 scales[12], uint8 qh[32] (5th bits), uint8 qs[128]
+#define Q6_K_BYTES 210 // uint8 ql[128] (low 4 bits), uint8 qh[64] (high 2 bits), int8 scales[16], f16 d
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -67,5 +76,8 @@ __device__ __forceinline__ size_t row_bytes(int n) {
     if (T == T_F32) return (size_t)n * 4;
     if (T == T_F16) return (size_t)n * 2;
     if (T == T_Q8_0) return (size_t)(n / QK) * Q8_0_BYTES;
+    if (T == T_Q4_K) return (size_t)(n / QK_K) * Q4_K_BYTES;
+    if (T == T_Q5_K) return (size_t)(n / QK_K) * Q5_K_BYTES;
+    if (T == T_Q6_K) return (size_t)(n / QK_K) * Q6_K_BYTES;
     return (size_t)(n / QK) * Q4_0_BYTES;
 }

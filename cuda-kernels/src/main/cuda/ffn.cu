@@ -3,7 +3,8 @@
 // and gather/scatter between compact (hot-row) and neuron order.
 //
 // The weight matrices are neuron-major: row r is neuron r's weights (ffn_up / ffn_gate / ffn_down_t / fc1 / fc2
-// as stored in ggml order), in F32, F16, Q8_0 or Q4_0 ggml block layout.
+// as stored in ggml order), in F32, F16, Q8_0 or Q4_0 ggml block layout; the dense and row-sparse mat-vecs also
+// take Q4_K, Q5_K and Q6_K (what Q4_K_M files hold).
 #include "common.cuh"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -95,6 +96,110 @@ __device__ __forceinline__ float row_dot<T_Q4_0>(const unsigned char* row, const
     return s;
 }
 
+/** A K-quant sub-block's 6-bit scale and min (ggml's get_scale_min_k4), j = 0..7, from the 12 packed bytes. */
+__device__ __forceinline__ void scale_min_k4(int j, const unsigned char* q, float* sc, float* mn) {
+    if (j < 4) {
+        *sc = (float)(q[j] & 63);
+        *mn = (float)(q[j + 4] & 63);
+    } else {
+        *sc = (float)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *mn = (float)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
+// Q4_K and Q5_K: a warp takes one super-block per step; lane l covers 64-element group g = l / 8 (sub-blocks 2g
+// and 2g+1) and, in it, quant bytes 4·(l % 8) .. +3: four low nibbles (sub-block 2g) and four high (2g+1).
+template <int T>
+__device__ __forceinline__ float row_dot_k45(const unsigned char* row, const float* __restrict__ x, int n, int lane) {
+    const int nb = n / QK_K, g = lane >> 3, sub = lane & 7;
+    const int qs_at = T == T_Q5_K ? 48 : 16, bytes = T == T_Q5_K ? Q5_K_BYTES : Q4_K_BYTES;
+    float s = 0.0f;
+    for (int b = 0; b < nb; b++) {
+        const unsigned char* blk = row + (size_t)b * bytes;
+        const float d = load_half(blk), dmin = load_half(blk + 2);
+        unsigned char sc8[12];
+#pragma unroll
+        for (int i = 0; i < 12; i += 2) {
+            const unsigned short v = __ldg((const unsigned short*)(blk + 4 + i));
+            sc8[i] = v & 0xff;
+            sc8[i + 1] = v >> 8;
+        }
+        float sc1, m1, sc2, m2;
+        scale_min_k4(2 * g, sc8, &sc1, &m1);
+        scale_min_k4(2 * g + 1, sc8, &sc2, &m2);
+        const unsigned char* q = blk + qs_at + 32 * g + 4 * sub;
+        const unsigned int v = (unsigned int)__ldg((const unsigned short*)q) | ((unsigned int)__ldg((const unsigned short*)(q + 2)) << 16);
+        unsigned int h = 0;
+        if (T == T_Q5_K) {   // qh[l] bit 2g: element l of sub-block 2g, bit 2g+1: of sub-block 2g+1 (l = 4·sub + k)
+            const unsigned char* qh = blk + 16 + 4 * sub;
+            h = (unsigned int)__ldg((const unsigned short*)qh) | ((unsigned int)__ldg((const unsigned short*)(qh + 2)) << 16);
+        }
+        const float* xb = x + b * QK_K + 64 * g + 4 * sub;
+        float lo = 0.0f, hi = 0.0f, xlo = 0.0f, xhi = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int byte = (v >> (8 * k)) & 0xff;
+            int q1 = byte & 15, q2 = byte >> 4;
+            if (T == T_Q5_K) {
+                const int hb = (h >> (8 * k)) & 0xff;
+                q1 += ((hb >> (2 * g)) & 1) << 4;
+                q2 += ((hb >> (2 * g + 1)) & 1) << 4;
+            }
+            const float a = __ldg(xb + k), c = __ldg(xb + 32 + k);
+            lo += (float)q1 * a;
+            hi += (float)q2 * c;
+            xlo += a;
+            xhi += c;
+        }
+        s += d * (sc1 * lo + sc2 * hi) - dmin * (m1 * xlo + m2 * xhi);
+    }
+    return s;
+}
+
+template <>
+__device__ __forceinline__ float row_dot<T_Q4_K>(const unsigned char* row, const float* __restrict__ x, int n, int lane) {
+    return row_dot_k45<T_Q4_K>(row, x, n, lane);
+}
+
+template <>
+__device__ __forceinline__ float row_dot<T_Q5_K>(const unsigned char* row, const float* __restrict__ x, int n, int lane) {
+    return row_dot_k45<T_Q5_K>(row, x, n, lane);
+}
+
+template <>
+__device__ __forceinline__ float row_dot<T_Q6_K>(const unsigned char* row, const float* __restrict__ x, int n, int lane) {
+    // a warp takes one super-block per step: lane l covers half h = l / 16 (128 elements) and in it positions
+    // 2·(l % 16) and +1 of the 32: each gives four elements (+0, +32, +64, +96), ggml's dequantize_row_q6_K order
+    const int nb = n / QK_K, h = lane >> 4, p = 2 * (lane & 15);
+    float s = 0.0f;
+    for (int b = 0; b < nb; b++) {
+        const unsigned char* blk = row + (size_t)b * Q6_K_BYTES;
+        const unsigned char* ql = blk + 64 * h;
+        const unsigned char* qh = blk + 128 + 32 * h;
+        const signed char* sc = (const signed char*)(blk + 192 + 8 * h);
+        const float d = load_half(blk + 208);
+        const float* xb = x + b * QK_K + 128 * h;
+        const unsigned short l0 = __ldg((const unsigned short*)(ql + p)), l32 = __ldg((const unsigned short*)(ql + 32 + p));
+        const unsigned short hh = __ldg((const unsigned short*)(qh + p));
+        const int is = p / 16;   // both positions are in the same 16-element scale group
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int a = (l0 >> (8 * k)) & 0xff, c = (l32 >> (8 * k)) & 0xff, e = (hh >> (8 * k)) & 0xff;
+            const int q1 = ((a & 0xF) | (((e >> 0) & 3) << 4)) - 32;
+            const int q2 = ((c & 0xF) | (((e >> 2) & 3) << 4)) - 32;
+            const int q3 = ((a >> 4) | (((e >> 4) & 3) << 4)) - 32;
+            const int q4 = ((c >> 4) | (((e >> 6) & 3) << 4)) - 32;
+            acc[0] += (float)q1 * __ldg(xb + p + k);
+            acc[1] += (float)q2 * __ldg(xb + 32 + p + k);
+            acc[2] += (float)q3 * __ldg(xb + 64 + p + k);
+            acc[3] += (float)q4 * __ldg(xb + 96 + p + k);
+        }
+        s += d * ((float)sc[is] * acc[0] + (float)sc[is + 2] * acc[1] + (float)sc[is + 4] * acc[2] + (float)sc[is + 6] * acc[3]);
+    }
+    return s;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Row-sparse matrix-vector product: out[j] = W[j,:]·x for every row j whose neuron is active, 0 otherwise.
 // One warp per row; rows handed out by grid-stride over (blockIdx.x, warp). A row whose predictor bit is 0 is
@@ -138,6 +243,21 @@ extern "C" __global__ void matvec_q8_0(const unsigned char* W, const float* x, f
 extern "C" __global__ void matvec_q4_0(const unsigned char* W, const float* x, float* out, int rows, int n,
                                        const unsigned char* mask, const int* rowmap, int relu) {
     matvec<T_Q4_0>(W, x, out, rows, n, mask, rowmap, relu);
+}
+
+extern "C" __global__ void matvec_q4_k(const unsigned char* W, const float* x, float* out, int rows, int n,
+                                       const unsigned char* mask, const int* rowmap, int relu) {
+    matvec<T_Q4_K>(W, x, out, rows, n, mask, rowmap, relu);
+}
+
+extern "C" __global__ void matvec_q5_k(const unsigned char* W, const float* x, float* out, int rows, int n,
+                                       const unsigned char* mask, const int* rowmap, int relu) {
+    matvec<T_Q5_K>(W, x, out, rows, n, mask, rowmap, relu);
+}
+
+extern "C" __global__ void matvec_q6_k(const unsigned char* W, const float* x, float* out, int rows, int n,
+                                       const unsigned char* mask, const int* rowmap, int relu) {
+    matvec<T_Q6_K>(W, x, out, rows, n, mask, rowmap, relu);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -92,15 +92,20 @@ final class DeviceLayer {
     static String unsupported(LayerGraph g, LayerWeights lw, ModelConfig c, boolean attentionOnly) {
         if (attentionOnly && g.attentionEnd() < 0) return "parallel attention and FFN, no separate attention block";
         if (c.headDim() > PtxKernels.ATTENTION_MAX_HEAD_DIM) return "head size " + c.headDim() + ", above the attention kernel's " + PtxKernels.ATTENTION_MAX_HEAD_DIM;
+        boolean ffn = false;
         for (LayerGraph.Op op : deviceOps(g, attentionOnly)) {
             if (op instanceof LayerGraph.Ffn) {
+                ffn = true;
                 boolean gated = lw.has("ffn_gate_inp.weight") ? lw.expert("gate", 0) != null : lw.ffnGate() != null;
                 if (GpuActivation.of(c.activation(), gated) == null) return "no device kernel for a " + c.activation() + " FFN" + (gated ? "" : " without a gate");
             }
         }
         for (Tensor t : tensors(g, lw, attentionOnly))
             if (t.ne().length == 2 && !GgmlRows.supported(t.type()))
-                return "weights the GPU kernels do not take (" + t.name() + " is " + t.type() + "; F32, F16, Q8_0, Q4_0 only)";
+                return "weights the GPU kernels do not take (" + t.name() + " is " + t.type() + "; F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K only)";
+        Tensor downT = ffn && lw.ffnDown() == null ? down(lw) : null;   // neuron-major: through the sparse axpy
+        if (downT != null && !GgmlRows.axpySupported(downT.type()))
+            return "weights the GPU kernels do not take (" + downT.name() + " is " + downT.type() + "; neuron-major down: F32, F16, Q8_0, Q4_0 only)";
         return null;
     }
 

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import org.powerinfer4j.engine.gpu.GgmlRows;
 import org.powerinfer4j.engine.gpu.GpuActivation;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.gpu.GpuBuffer;
@@ -174,6 +175,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 int k = g.hot.length;
                 if (lw[l].ffnGate() != null) g.gate = gpu.uploadRows(stream, lw[l].ffnGate(), g.hot, k);
                 g.up = gpu.uploadRows(stream, lw[l].ffnUp(), g.hot, k);
+                GgmlRows.requireAxpySupported(downT[l].type());
                 g.down = gpu.uploadRows(stream, downT[l], g.hot, k);
                 g.rowMap = gpu.uploadInts(stream, g.hot);
                 g.gateBias = hotBias(lw[l].get("ffn_gate.bias"), g.hot);

@@ -234,6 +234,9 @@ public final class CudaBackend implements GpuBackend {
             case F16 -> Spec.MATVEC_F16;
             case Q8_0 -> Spec.MATVEC_Q8_0;
             case Q4_0 -> Spec.MATVEC_Q4_0;
+            case Q4_K -> Spec.MATVEC_Q4_K;
+            case Q5_K -> Spec.MATVEC_Q5_K;
+            case Q6_K -> Spec.MATVEC_Q6_K;
             default -> throw new IllegalArgumentException("no matvec kernel for " + t);
         };
     }

@@ -9,8 +9,9 @@ import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
- * The weight types the GPU kernels read (F32, F16, Q8_0, Q4_0, in ggml's block layouts) and a plain scalar decoder
- * of them, which the simulated device computes with. Also builds compact hot-row matrices from a tensor's rows.
+ * The weight types the GPU kernels read, in ggml's block layouts — the mat-vecs F32, F16, Q8_0, Q4_0, Q4_K, Q5_K
+ * and Q6_K, the sparse axpy the first four — and a plain decoder of them, which the simulated device computes with.
+ * Also builds compact hot-row matrices from a tensor's rows.
  */
 public final class GgmlRows {
     private GgmlRows() {}
@@ -19,13 +20,23 @@ public final class GgmlRows {
     static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /** True for the types the GPU kernels implement. */
+    /** True for the types the GPU mat-vec kernels implement. */
     public static boolean supported(GGMLType t) {
+        return axpySupported(t) || t == GGMLType.Q4_K || t == GGMLType.Q5_K || t == GGMLType.Q6_K;
+    }
+
+    /** True for the types the GPU sparse axpy (neuron-major {@code ffn_down_t} rows) implements. */
+    public static boolean axpySupported(GGMLType t) {
         return t == GGMLType.F32 || t == GGMLType.F16 || t == GGMLType.Q8_0 || t == GGMLType.Q4_0;
     }
 
+    /** Throws for a type the sparse axpy lacks (before its rows are uploaded, so the layer stays on the CPU). */
+    public static void requireAxpySupported(GGMLType t) {
+        if (!axpySupported(t)) throw new IllegalArgumentException("the GPU sparse axpy takes F32, F16, Q8_0 and Q4_0 rows, not " + t);
+    }
+
     static void requireSupported(GGMLType t, int rowLength) {
-        if (!supported(t)) throw new IllegalArgumentException("GPU kernels support F32, F16, Q8_0 and Q4_0 weights, not " + t);
+        if (!supported(t)) throw new IllegalArgumentException("GPU kernels support F32, F16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K weights, not " + t);
         if (rowLength % t.blockSize != 0) throw new IllegalArgumentException(t + " rows must be a multiple of " + t.blockSize + " long, not " + rowLength);
     }
 
@@ -55,6 +66,7 @@ public final class GgmlRows {
                     }
                 }
             }
+            case Q4_K, Q5_K, Q6_K -> org.powerinfer4j.engine.kernels.Kernels.forType(t).dequantize(src, offset, dst, dstOff, n);
             default -> throw new IllegalArgumentException("no GPU decoder for " + t);
         }
     }

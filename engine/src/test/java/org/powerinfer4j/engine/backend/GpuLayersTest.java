@@ -159,12 +159,46 @@ class GpuLayersTest {
         }
     }
 
+    /** K-quant layers (and a Q6_K head) run on the device with the CPU's tokens and logits: what Q4_K_M files hold. */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"rand-k-q4_k", "rand-k-q5_k", "rand-k-q6_k", "rand-k-q4_k_m"})
+    void kQuantLayersRunOnTheDevice(String name) throws Exception {
+        assertKQuantLayersOnTheDevice(name, GpuMode.SIMULATED);
+    }
+
     @Test
-    void kQuantLayersStayOnTheCpuWithANote() throws Exception {
-        try (Loaded m = Loaded.open("models/quantized/rand-k-q4_k.gguf")) {
+    @org.junit.jupiter.api.Tag("gpu")
+    void onCudaKQuantLayersGiveTheCpusTokens() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(),
+                org.powerinfer4j.engine.gpu.CudaBackend.unavailableReason());
+        assertKQuantLayersOnTheDevice("rand-k-q4_k_m", GpuMode.CUDA);
+        assertKQuantLayersOnTheDevice("rand-k-q5_k", GpuMode.CUDA);
+    }
+
+    private static void assertKQuantLayersOnTheDevice(String name, GpuMode mode) throws Exception {
+        try (Loaded m = Loaded.open("models/quantized/" + name + ".gguf")) {
+            int[] prompt = {1, 45, 300, 7, 128, 90};
+            Run cpu = greedy(m, null, prompt, 16);
+            List<String> notes = new ArrayList<>();
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(mode, 99), m.config(), m.weights(), 256, notes::add)) {
+                assertThat(g).as("notes: %s", notes).isNotNull();
+                assertThat(g.deviceLayers()).isEqualTo(m.config().layers());
+                assertThat(g.outputHeadOnDevice()).isTrue();
+                Run dev = greedy(m, g, prompt, 16);
+                assertThat(dev.tokens()).as(name).containsExactly(cpu.tokens());
+                for (int i = 0; i < cpu.firstLogits().length; i++)
+                    assertThat(dev.firstLogits()[i]).as("%s logit %d", name, i).isCloseTo(cpu.firstLogits()[i], within(1e-3f));
+                assertThat(g.failed()).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void layersOfTypesTheKernelsLackStayOnTheCpuWithANote() throws Exception {
+        try (Loaded m = Loaded.open("models/quantized/rand-k-q3_k.gguf")) {
             List<String> notes = new ArrayList<>();
             assertThat(GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 99), m.config(), m.weights(), 64, notes::add)).isNull();
-            assertThat(notes).anyMatch(n -> n.contains("do not take"));
+            assertThat(notes).anyMatch(n -> n.contains("do not take") && n.contains("Q3_K"));
         }
     }
 

@@ -67,6 +67,9 @@ class GgmlRowsTest {
                 assertThat(c.asSlice(j * t.rowBytes(), t.rowBytes()).mismatch(t.data().asSlice(t.rowOffset(bucket[j]), t.rowBytes()))).isEqualTo(-1);
             assertThatThrownBy(() -> GgmlRows.gatherRows(t, new int[] {10}, 1, a)).isInstanceOf(IndexOutOfBoundsException.class);
         }
-        assertThat(GgmlRows.supported(GGMLType.Q4_K)).isFalse();
+        // the mat-vecs take Q4_K/Q5_K/Q6_K (Q4_K_M files), the sparse axpy does not; other K-quants stay on the CPU
+        assertThat(GgmlRows.supported(GGMLType.Q4_K)).isTrue();
+        assertThat(GgmlRows.axpySupported(GGMLType.Q4_K)).isFalse();
+        assertThat(GgmlRows.supported(GGMLType.Q3_K)).isFalse();
     }
 }

@@ -105,7 +105,7 @@ abstract class GpuBackendContract {
     }
 
     private static GGMLType[] types() {
-        return new GGMLType[] {GGMLType.F32, GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0};
+        return new GGMLType[] {GGMLType.F32, GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K};
     }
 
     // --- FFN operators ---------------------------------------------------------------------------------------------
@@ -114,7 +114,8 @@ abstract class GpuBackendContract {
     void denseMatVecMatchesCpu() {
         Random rnd = new Random(11);
         for (GGMLType t : types()) {
-            int[][] shapes = t.isQuantized() ? new int[][] {{37, 64}, {300, 96}, {1, 32}, {9, 4096}} : new int[][] {{37, 64}, {300, 96}, {5, 77}, {3, 200}, {2, 6}};
+            int[][] shapes = t.blockSize == 256 ? new int[][] {{37, 256}, {300, 512}, {1, 256}, {9, 4096}}
+                    : t.isQuantized() ? new int[][] {{37, 64}, {300, 96}, {1, 32}, {9, 4096}} : new int[][] {{37, 64}, {300, 96}, {5, 77}, {3, 200}, {2, 6}};
             for (int[] sh : shapes) {
                 int rows = sh[0], cols = sh[1];
                 Tensor w = TestWeights.random("w", t, rows, cols, rnd, arena);
@@ -143,11 +144,11 @@ abstract class GpuBackendContract {
 
     /** Compact hot rows (gpu_bucket), predictor mask over all neurons: equals SparseOps over the active hot rows. */
     @ParameterizedTest
-    @EnumSource(value = GGMLType.class, names = {"F32", "F16", "Q8_0", "Q4_0"})
+    @EnumSource(value = GGMLType.class, names = {"F32", "F16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
     void rowSparseMatVecOverHotRowsMatchesSparseOps(GGMLType t) {
         Random rnd = new Random(12 + t.ordinal());
         boolean cpu = cpuKernels(t);
-        int[] dims = t.isQuantized() ? new int[] {128, 96} : new int[] {72, 70, 128};
+        int[] dims = t.blockSize == 256 ? new int[] {256, 512} : t.isQuantized() ? new int[] {128, 96} : new int[] {72, 70, 128};
         for (int dim : dims)
             for (double density : new double[] {0.0, 0.35, 1.0}) {
                 int ff = 700;

@@ -36,6 +36,11 @@ final class TestWeights {
                 case F16 -> { for (int c = 0; c < cols; c++) m.set(I16, o + 2L * c, Float.floatToFloat16(v[base + c])); }
                 case Q8_0 -> { for (int b = 0; b < cols / 32; b++) q8_0(v, base + 32 * b, m, o + 34L * b); }
                 case Q4_0 -> { for (int b = 0; b < cols / 32; b++) q4_0(v, base + 32 * b, m, o + 18L * b); }
+                case Q4_K, Q5_K, Q6_K -> {   // the engine's port of ggml's reference K-quantizers
+                    byte[] q = new byte[(int) rb];
+                    org.powerinfer4j.engine.tensor.Quantizer.quantize(t, v, base, cols, q, 0);
+                    MemorySegment.copy(q, 0, m, ValueLayout.JAVA_BYTE, o, q.length);
+                }
                 default -> throw new IllegalArgumentException(t.toString());
             }
         }
