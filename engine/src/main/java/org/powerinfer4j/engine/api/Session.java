@@ -21,18 +21,19 @@ public final class Session implements AutoCloseable {
     private int position;
 
     Session(Model model, int contextLength) {
-        this.model = model;
-        this.contextLength = contextLength;
-        this.state = new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(),
-                model.options().kvCacheType());
-        this.tokens = new int[Math.min(contextLength, 1024)];
+        this(model, contextLength, new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(),
+                model.options().kvCacheType()));
     }
 
     /** A session whose KV cache takes blocks from a shared pool ({@link Model#newSession(SharedKvCache, int)}). */
     Session(Model model, int contextLength, org.powerinfer4j.engine.model.KvBlockPool pool) {
+        this(model, contextLength, new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(), pool));
+    }
+
+    private Session(Model model, int contextLength, InferenceState state) {
         this.model = model;
         this.contextLength = contextLength;
-        this.state = new InferenceState(model.config(), contextLength, model.options().batchSize(), model.options().threads(), pool);
+        this.state = state;
         this.tokens = new int[Math.min(contextLength, 1024)];
     }
 
