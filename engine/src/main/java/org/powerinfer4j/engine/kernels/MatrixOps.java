@@ -18,9 +18,9 @@ import org.powerinfer4j.engine.tensor.Tensor;
  *
  * <p>{@link #matVec} (decode) streams each weight row once through the type's fused dequantize-dot, rows split
  * statically over the pool: it is memory-bandwidth bound. {@link #matMul} (prefill) dequantizes a panel of rows
- * once into a per-thread float scratch and multiplies it with the whole batch — whole groups of 64 columns (a
- * prompt chunk, at 512-bit) through {@link BroadcastTiles}' rank-1 register tiles, the rest through a 4-row ×
- * 3-column dot-product tile — so each weight byte is read once per call and the work is compute bound.
+ * once into a per-thread float scratch and multiplies it with the whole batch — whole vectors of columns (16 at
+ * 512-bit: a prompt chunk, a short prompt) through {@link BroadcastTiles}' rank-1 register tiles, the last few
+ * through a 4-row × 3-column dot-product tile — so each weight byte is read once per call and the work is compute bound.
  */
 public final class MatrixOps {
     private MatrixOps() {}
@@ -297,9 +297,8 @@ public final class MatrixOps {
     }
 
     /**
-     * The panels of rows split over the pool. Whole tiles of {@link BroadcastTiles#COLS} batch columns (a prompt
-     * chunk) go through its broadcast tiles, over activations transposed once here; the rest through the 4×3
-     * dot-product tiles.
+     * The panels of rows split over the pool. Whole vectors of batch columns ({@link BroadcastTiles#columns}) go
+     * through its broadcast tiles, over activations transposed once here; the rest through the 4×3 dot-product tiles.
      */
     private static void matMulPanels(WorkerPool pool, PanelSource src, int n, int rows, float[] x, int batch, float[] out) {
         int cols = BroadcastTiles.columns(batch);
@@ -320,7 +319,7 @@ public final class MatrixOps {
     /** One thread's share: panels of rows dequantized once, then multiplied with every batch column. */
     private static void matMulRows(PanelSource src, int n, int rows, int from, int to, float[] x, float[] xT, int cols,
                                    int batch, float[] out) {
-        int granule = cols > 0 ? BroadcastTiles.ROWS : MR;
+        int granule = cols > 0 ? BroadcastTiles.PAD : MR;
         int panel = Math.max(granule, Math.min(batch < SMALL_BATCH ? SMALL_PANEL : 64, PANEL_FLOATS / Math.max(1, n)) / granule * granule);
         float[] scratch = scratch(panel * n);
         for (int p0 = from; p0 < to; p0 += panel) {
