@@ -3,6 +3,7 @@ package org.powerinfer4j.bench;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorSpecies;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -24,6 +25,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@link #fmaPeak}: twelve independent register-only FMA chains, the float ceiling;</li>
  *   <li>{@link #floatBroadcastTile}: the rank-1 tile of the engine's prefill (one weight broadcast × a vector of
  *       batch columns, 6 × 4 vectors of accumulators, k-major activations);</li>
+ *   <li>{@link #broadcast12x1}: the engine's tile for a batch's last 16 columns (12 rows × one vector), a broadcast per FMA;</li>
+ *   <li>{@link #pairBroadcast12x1}: 8 batch columns × 2 consecutive k per vector, a 64-bit broadcast of a weight pair
+ *       per FMA (from a long[] panel; {@link #pairBroadcast12x1Segment} reads the pairs from the float panel through
+ *       a heap segment, which C2 does not turn into a broadcast load — 6× slower);</li>
  *   <li>{@link #int16MulAdd}: int16 × int16 → int32 pairs written as {@code out[m] += w[2m]·a[2m] + w[2m+1]·a[2m+1]},
  *       the shape C2 turns into {@code MulAddVS2VI} ({@code vpmaddwd}, {@code vpdpwssd} with AVX512-VNNI) — the
  *       only integer multiply-add C2 emits, the Vector API having none — four activation rows per weight load.</li>
@@ -47,6 +52,10 @@ public class IntDotBench {
     private short[] wPairs, aPairs;
     private int[] acc;
     private float[] panel, xT, facc;
+    private long[] panelL;
+    private java.lang.foreign.MemorySegment panelSeg;
+    private static final jdk.incubator.vector.VectorSpecies<Long> LS = LongVector.SPECIES_PREFERRED;
+    private static final java.lang.foreign.ValueLayout.OfLong JL = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.OPERATIONS)
@@ -67,6 +76,9 @@ public class IntDotBench {
         facc = new float[6 * COLS];
         for (int i = 0; i < panel.length; i++) panel[i] = r.nextFloat() - 0.5f;
         for (int i = 0; i < xT.length; i++) xT[i] = r.nextFloat() - 0.5f;
+        panelL = new long[P * KF / 2];
+        java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofArray(panel), 0, java.lang.foreign.MemorySegment.ofArray(panelL), 0, 4L * P * KF);
+        panelSeg = java.lang.foreign.MemorySegment.ofArray(panel);
     }
 
     @Benchmark
@@ -116,6 +128,97 @@ public class IntDotBench {
         }
         FloatVector sum = c00.add(c01).add(c02).add(c03).add(c10).add(c11).add(c12).add(c13).add(c20).add(c21).add(c22).add(c23)
                 .add(c30).add(c31).add(c32).add(c33).add(c40).add(c41).add(c42).add(c43).add(c50).add(c51).add(c52).add(c53);
+        sum.intoArray(acc, 0);
+    }
+
+
+    /** 12 rows × one vector of 16 batch columns (a short prompt): one broadcast per FMA. */
+    @Benchmark
+    public float broadcast12x1(Macs macs) {
+        for (int r = 0; r < P; r += 12) tile12x1k(panel, null, null, r * KF, xT, facc);
+        macs.gmacs += 1e-9 * P * KF * FL;
+        return facc[0];
+    }
+
+    /** 12 rows × 8 batch columns, each lane pair two consecutive k of one column: a 64-bit broadcast of a weight pair per FMA (from a long[]). */
+    @Benchmark
+    public float pairBroadcast12x1(Macs macs) {
+        for (int r = 0; r < P; r += 12) tile12x1long(null, panelL, null, r * KF, xT, facc);
+        macs.gmacs += 1e-9 * P * KF * FL / 2;
+        return facc[0];
+    }
+
+    /** {@link #pairBroadcast12x1} reading the pairs from the float panel through a heap segment. */
+    @Benchmark
+    public float pairBroadcast12x1Segment(Macs macs) {
+        for (int r = 0; r < P; r += 12) tile12x1seg(null, null, panelSeg, r * KF, xT, facc);
+        macs.gmacs += 1e-9 * P * KF * FL / 2;
+        return facc[0];
+    }
+
+    private static void tile12x1k(float[] w, long[] wl, java.lang.foreign.MemorySegment ws, int w0, float[] xT, float[] acc) {
+        FloatVector c0 = FloatVector.zero(F), c1 = FloatVector.zero(F), c2 = FloatVector.zero(F), c3 = FloatVector.zero(F), c4 = FloatVector.zero(F), c5 = FloatVector.zero(F), c6 = FloatVector.zero(F), c7 = FloatVector.zero(F), c8 = FloatVector.zero(F), c9 = FloatVector.zero(F), c10 = FloatVector.zero(F), c11 = FloatVector.zero(F);
+        for (int k = 0; k < KF; k++) {
+            int wo = w0 + k;
+            FloatVector x0 = FloatVector.fromArray(F, xT, k * FL);
+            c0 = x0.fma(FloatVector.broadcast(F, w[wo + 0 * KF]), c0);
+            c1 = x0.fma(FloatVector.broadcast(F, w[wo + 1 * KF]), c1);
+            c2 = x0.fma(FloatVector.broadcast(F, w[wo + 2 * KF]), c2);
+            c3 = x0.fma(FloatVector.broadcast(F, w[wo + 3 * KF]), c3);
+            c4 = x0.fma(FloatVector.broadcast(F, w[wo + 4 * KF]), c4);
+            c5 = x0.fma(FloatVector.broadcast(F, w[wo + 5 * KF]), c5);
+            c6 = x0.fma(FloatVector.broadcast(F, w[wo + 6 * KF]), c6);
+            c7 = x0.fma(FloatVector.broadcast(F, w[wo + 7 * KF]), c7);
+            c8 = x0.fma(FloatVector.broadcast(F, w[wo + 8 * KF]), c8);
+            c9 = x0.fma(FloatVector.broadcast(F, w[wo + 9 * KF]), c9);
+            c10 = x0.fma(FloatVector.broadcast(F, w[wo + 10 * KF]), c10);
+            c11 = x0.fma(FloatVector.broadcast(F, w[wo + 11 * KF]), c11);
+        }
+        FloatVector sum = c0.add(c1.add(c2.add(c3.add(c4.add(c5.add(c6.add(c7.add(c8.add(c9.add(c10.add(c11)))))))))));
+        sum.intoArray(acc, 0);
+    }
+
+    private static void tile12x1long(float[] w, long[] wl, java.lang.foreign.MemorySegment ws, int w0, float[] xT, float[] acc) {
+        FloatVector c0 = FloatVector.zero(F), c1 = FloatVector.zero(F), c2 = FloatVector.zero(F), c3 = FloatVector.zero(F), c4 = FloatVector.zero(F), c5 = FloatVector.zero(F), c6 = FloatVector.zero(F), c7 = FloatVector.zero(F), c8 = FloatVector.zero(F), c9 = FloatVector.zero(F), c10 = FloatVector.zero(F), c11 = FloatVector.zero(F);
+        for (int j = 0; j < KF / 2; j++) {
+            int wo = w0 / 2 + j;
+            FloatVector x0 = FloatVector.fromArray(F, xT, j * FL);
+            c0 = x0.fma(LongVector.broadcast(LS, wl[wo + 0 * KF / 2]).reinterpretAsFloats(), c0);
+            c1 = x0.fma(LongVector.broadcast(LS, wl[wo + 1 * KF / 2]).reinterpretAsFloats(), c1);
+            c2 = x0.fma(LongVector.broadcast(LS, wl[wo + 2 * KF / 2]).reinterpretAsFloats(), c2);
+            c3 = x0.fma(LongVector.broadcast(LS, wl[wo + 3 * KF / 2]).reinterpretAsFloats(), c3);
+            c4 = x0.fma(LongVector.broadcast(LS, wl[wo + 4 * KF / 2]).reinterpretAsFloats(), c4);
+            c5 = x0.fma(LongVector.broadcast(LS, wl[wo + 5 * KF / 2]).reinterpretAsFloats(), c5);
+            c6 = x0.fma(LongVector.broadcast(LS, wl[wo + 6 * KF / 2]).reinterpretAsFloats(), c6);
+            c7 = x0.fma(LongVector.broadcast(LS, wl[wo + 7 * KF / 2]).reinterpretAsFloats(), c7);
+            c8 = x0.fma(LongVector.broadcast(LS, wl[wo + 8 * KF / 2]).reinterpretAsFloats(), c8);
+            c9 = x0.fma(LongVector.broadcast(LS, wl[wo + 9 * KF / 2]).reinterpretAsFloats(), c9);
+            c10 = x0.fma(LongVector.broadcast(LS, wl[wo + 10 * KF / 2]).reinterpretAsFloats(), c10);
+            c11 = x0.fma(LongVector.broadcast(LS, wl[wo + 11 * KF / 2]).reinterpretAsFloats(), c11);
+        }
+        FloatVector sum = c0.add(c1.add(c2.add(c3.add(c4.add(c5.add(c6.add(c7.add(c8.add(c9.add(c10.add(c11)))))))))));
+        sum.intoArray(acc, 0);
+    }
+
+    private static void tile12x1seg(float[] w, long[] wl, java.lang.foreign.MemorySegment ws, int w0, float[] xT, float[] acc) {
+        FloatVector c0 = FloatVector.zero(F), c1 = FloatVector.zero(F), c2 = FloatVector.zero(F), c3 = FloatVector.zero(F), c4 = FloatVector.zero(F), c5 = FloatVector.zero(F), c6 = FloatVector.zero(F), c7 = FloatVector.zero(F), c8 = FloatVector.zero(F), c9 = FloatVector.zero(F), c10 = FloatVector.zero(F), c11 = FloatVector.zero(F);
+        for (int j = 0; j < KF / 2; j++) {
+            long wo = 4L * w0 + 8L * j;
+            FloatVector x0 = FloatVector.fromArray(F, xT, j * FL);
+            c0 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 0 * 4L * KF)).reinterpretAsFloats(), c0);
+            c1 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 1 * 4L * KF)).reinterpretAsFloats(), c1);
+            c2 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 2 * 4L * KF)).reinterpretAsFloats(), c2);
+            c3 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 3 * 4L * KF)).reinterpretAsFloats(), c3);
+            c4 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 4 * 4L * KF)).reinterpretAsFloats(), c4);
+            c5 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 5 * 4L * KF)).reinterpretAsFloats(), c5);
+            c6 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 6 * 4L * KF)).reinterpretAsFloats(), c6);
+            c7 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 7 * 4L * KF)).reinterpretAsFloats(), c7);
+            c8 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 8 * 4L * KF)).reinterpretAsFloats(), c8);
+            c9 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 9 * 4L * KF)).reinterpretAsFloats(), c9);
+            c10 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 10 * 4L * KF)).reinterpretAsFloats(), c10);
+            c11 = x0.fma(LongVector.broadcast(LS, ws.get(JL, wo + 11 * 4L * KF)).reinterpretAsFloats(), c11);
+        }
+        FloatVector sum = c0.add(c1.add(c2.add(c3.add(c4.add(c5.add(c6.add(c7.add(c8.add(c9.add(c10.add(c11)))))))))));
         sum.intoArray(acc, 0);
     }
 

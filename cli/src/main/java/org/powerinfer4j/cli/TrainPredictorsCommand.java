@@ -7,9 +7,11 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.offline.PowerInferWriter;
+import org.powerinfer4j.engine.offline.MoePredictorLayouts;
 import org.powerinfer4j.engine.offline.PredictorDataset;
 import org.powerinfer4j.engine.offline.PredictorTrainer;
 import org.powerinfer4j.engine.hub.TerminalProgress;
+import org.powerinfer4j.engine.model.ModelException;
 import org.powerinfer4j.engine.sparse.SparseMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -61,6 +63,12 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Seed for sampling, the held-out split and initialisation (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--compare-moe-layouts",
+            description = {"Instead of writing a model: on each mixture-of-experts layer, train one predictor per expert (at --hidden,",
+                    "default the smallest candidate) and one per layer over all experts' neurons at the same cost per token, and",
+                    "print both layouts' held-out recall, precision and the fraction of neurons computed at --target-recall."})
+    boolean compareMoeLayouts;
+
     @Option(names = {"-o", "--output"}, paramLabel = "OUT.powerinfer.gguf", description = "Output (default: MODEL with .powerinfer.gguf).")
     Path output;
 
@@ -78,6 +86,8 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
         int threads;
         try (Model model = Model.open(modelOptions.checkedPath(), modelOptions.toOptions().withSparseMode(SparseMode.OFF))) {
             threads = model.options().threads();
+            if (compareMoeLayouts && model.config().params().experts() <= 0)
+                throw new ModelException("--compare-moe-layouts needs a mixture-of-experts model; " + modelOptions.checkedPath().getFileName() + " has dense FFNs");
             List<int[]> chunks = ProfileCommand.chunks(model, corpus, sample, tokens, seed, err);
             TerminalProgress bar = new TerminalProgress(err, StderrListener.isTerminal())
                     .counting("tok").showingAfter(StderrListener.SHOW_AFTER_NANOS);
@@ -88,6 +98,14 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
             if (hidden != null) cfg = cfg.withHidden(hidden);
             if (thresholdRecall != null) cfg = cfg.withThresholdRecall(thresholdRecall);
             long t0 = System.nanoTime();
+            if (compareMoeLayouts) {
+                int h = hidden != null ? hidden : java.util.Arrays.stream(cfg.hiddenCandidates()).min().orElseThrow();
+                out.print(MoePredictorLayouts.compare(data, cfg, h, model.config().params().expertsUsed(), targetRecall,
+                        line -> { err.println(line); err.flush(); }).table());
+                out.printf(Locale.ROOT, "trained in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+                out.flush();
+                return 0;
+            }
             PredictorTrainer.Result r = PredictorTrainer.train(data, cfg, line -> { err.println(line); err.flush(); });
             out.print(r.table());
             out.printf(Locale.ROOT, "trained in %.1f s%n", (System.nanoTime() - t0) / 1e9);

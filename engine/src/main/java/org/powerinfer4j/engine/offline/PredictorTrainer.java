@@ -85,10 +85,7 @@ public final class PredictorTrainer {
     public static Result train(PredictorDataset d, Config cfg, Consumer<String> log) throws InterruptedException {
         if (d.sequences < 2) throw new IllegalArgumentException("need at least 2 calibration sequences to hold one out");
         // held-out split by whole sequences, chosen by the seed
-        int heldSeqs = Math.max(1, (int) Math.round(d.sequences * cfg.heldOutFraction()));
-        int[] perm = permutation(d.sequences, new SplittableRandom(cfg.seed()));
-        boolean[] held = new boolean[d.sequences];
-        for (int i = 0; i < heldSeqs; i++) held[perm[i]] = true;
+        boolean[] held = heldOutSequences(d, cfg);
         int heldTokens = 0;
         for (int q = 0; q < d.sequences; q++) if (held[q]) heldTokens += d.sequenceLengths[q];
         int trainTokens = d.tokens - heldTokens;
@@ -135,6 +132,15 @@ public final class PredictorTrainer {
         }
     }
 
+    /** The calibration sequences held out for measuring, whole sequences chosen by the seed. */
+    static boolean[] heldOutSequences(PredictorDataset d, Config cfg) {
+        int heldSeqs = Math.max(1, (int) Math.round(d.sequences * cfg.heldOutFraction()));
+        int[] perm = permutation(d.sequences, new SplittableRandom(cfg.seed()));
+        boolean[] held = new boolean[d.sequences];
+        for (int i = 0; i < heldSeqs; i++) held[perm[i]] = true;
+        return held;
+    }
+
     private static LayerPredictor trainUnit(PredictorDataset d, PredictorDataset.Unit u, int[] train, int[] test, Config cfg, Consumer<String> log) {
         int[] cands = cfg.hiddenCandidates().clone();
         Arrays.sort(cands);
@@ -156,12 +162,38 @@ public final class PredictorTrainer {
                 tried.toString());
     }
 
+    /**
+     * Training pairs of one predictor: {@code inputs[t*dim..]} and the activity bits of ff neurons per sample. With
+     * {@code block} (null: every sample in block 0) the predictor's output has {@code blocks × ff} neurons and sample
+     * t labels only block {@code block[t]}'s (one predictor over all experts of a layer, each token labelled for the
+     * experts the router chose: see {@link MoePredictorLayouts}).
+     */
+    record Samples(float[] inputs, long[] masks, int[] block, int blocks, int dim, int ff, int words) {
+        static Samples of(PredictorDataset d, PredictorDataset.Unit u) {
+            return new Samples(u.inputs, u.masks, null, 1, d.dim, d.ff, d.words);
+        }
+
+        /** First output neuron of sample t's block. */
+        int lo(int t) {
+            return block == null ? 0 : block[t] * ff;
+        }
+
+        boolean active(int t, int neuron) {
+            return (masks[t * words + (neuron >>> 6)] >>> (neuron & 63) & 1L) != 0;
+        }
+    }
+
     /** Trains one predictor of hidden size h; returns {fc1 [h][dim], fc2 [ff][h]} with the input scaling folded in, F16-rounded. */
     static float[][] fit(PredictorDataset d, PredictorDataset.Unit u, int[] train, int h, Config cfg) {
-        int dim = d.dim, ff = d.ff;
-        float[] x = u.inputs;
         // the seed stream of this predictor (a dense layer's as before experts existed)
         long stream = u.expert < 0 ? u.layer : ((long) u.layer << 20) + 0x10000 + u.expert;
+        return fit(Samples.of(d, u), train, h, cfg, stream);
+    }
+
+    /** {@link #fit} over any {@link Samples}: fc2 is [blocks·ff][h]. */
+    static float[][] fit(Samples u, int[] train, int h, Config cfg, long stream) {
+        int dim = u.dim(), ff = u.ff();
+        float[] x = u.inputs();
         // per-feature RMS scaling (folded into fc1 at the end)
         double[] ss = new double[dim];
         for (int t : train) for (int j = 0; j < dim; j++) { double v = x[t * dim + j]; ss[j] += v * v; }
@@ -172,12 +204,12 @@ public final class PredictorTrainer {
         }
         // positive weight from the class balance
         long pos = 0;
-        for (int t : train) for (int w = 0; w < d.words; w++) pos += Long.bitCount(u.masks[t * d.words + w]);
+        for (int t : train) for (int w = 0; w < u.words(); w++) pos += Long.bitCount(u.masks()[t * u.words() + w]);
         long neg = (long) train.length * ff - pos;
         float posWeight = pos == 0 ? 1f : (float) Math.pow(Math.max(1.0, (double) neg / pos), cfg.posWeightExponent());
 
         SplittableRandom rnd = new SplittableRandom(cfg.seed() * 31 + stream * 1_000_003L + h);
-        float[] w1 = new float[h * dim], w2 = new float[ff * h];
+        float[] w1 = new float[h * dim], w2 = new float[u.blocks() * ff * h];
         double s1 = Math.sqrt(2.0 / dim), s2 = Math.sqrt(1.0 / h);
         for (int i = 0; i < w1.length; i++) w1[i] = (float) (gauss(rnd) * s1);
         for (int i = 0; i < w2.length; i++) w2[i] = (float) (gauss(rnd) * s2);
@@ -201,23 +233,25 @@ public final class PredictorTrainer {
                     for (int k = 0; k < h; k++) z1[b * h + k] = Math.max(0f, Vec.dot(w1, k * dim, xb, b * dim, dim));
                 float scale = 1f / n;
                 for (int b = 0; b < n; b++) {
-                    int t = order[from + b];
+                    int t = order[from + b], lo = u.lo(t);
                     for (int r = 0; r < ff; r++) {
-                        float z = Vec.dot(w2, r * h, z1, b * h, h);
+                        float z = Vec.dot(w2, (lo + r) * h, z1, b * h, h);
                         float sg = sigmoid(z);
-                        dz2[b * ff + r] = (u.active(t, r, d.words) ? posWeight * (sg - 1f) : sg) * scale;
+                        dz2[b * ff + r] = (u.active(t, r) ? posWeight * (sg - 1f) : sg) * scale;
                     }
                 }
                 // backward
                 Arrays.fill(g1, 0f);
                 Arrays.fill(g2, 0f);
                 Arrays.fill(da, 0, n * h, 0f);
-                for (int b = 0; b < n; b++)
+                for (int b = 0; b < n; b++) {
+                    int lo = u.lo(order[from + b]);
                     for (int r = 0; r < ff; r++) {
                         float g = dz2[b * ff + r];
-                        Vec.axpy(g, z1, b * h, g2, r * h, h);
-                        Vec.axpy(g, w2, r * h, da, b * h, h);
+                        Vec.axpy(g, z1, b * h, g2, (lo + r) * h, h);
+                        Vec.axpy(g, w2, (lo + r) * h, da, b * h, h);
                     }
+                }
                 for (int b = 0; b < n; b++)
                     for (int k = 0; k < h; k++)
                         if (z1[b * h + k] > 0f) Vec.axpy(da[b * h + k], xb, b * dim, g1, k * dim, dim);
@@ -233,40 +267,50 @@ public final class PredictorTrainer {
         return new float[][]{w1, w2};
     }
 
-    /** Held-out logits, as the engine computes them from the stored weights. */
-    private static float[] logits(PredictorDataset d, PredictorDataset.Unit u, int t, int h, float[] fc1, float[] fc2, float[] hid, float[] out) {
-        float[] x = u.inputs;
-        for (int k = 0; k < h; k++) hid[k] = Math.max(0f, Vec.dot(fc1, k * d.dim, x, t * d.dim, d.dim));
-        for (int r = 0; r < d.ff; r++) out[r] = Vec.dot(fc2, r * h, hid, 0, h);
+    /** Held-out logits of sample t's block, as the engine computes them from the stored weights. */
+    private static float[] logits(Samples u, int t, int h, float[] fc1, float[] fc2, float[] hid, float[] out) {
+        float[] x = u.inputs();
+        int dim = u.dim(), lo = u.lo(t);
+        for (int k = 0; k < h; k++) hid[k] = Math.max(0f, Vec.dot(fc1, k * dim, x, t * dim, dim));
+        for (int r = 0; r < u.ff(); r++) out[r] = Vec.dot(fc2, (lo + r) * h, hid, 0, h);
         return out;
     }
 
     /** {recall, precision, predicted-active fraction, truly-active fraction} at {@code thr} (logit ≥ thr). */
     static double[] metrics(PredictorDataset d, PredictorDataset.Unit u, int[] test, int h, float[] fc1, float[] fc2, float thr) {
+        return metrics(Samples.of(d, u), test, h, fc1, fc2, thr);
+    }
+
+    static double[] metrics(Samples u, int[] test, int h, float[] fc1, float[] fc2, float thr) {
         long tp = 0, fp = 0, fn = 0;
-        float[] hid = new float[h], z = new float[d.ff];
+        int ff = u.ff();
+        float[] hid = new float[h], z = new float[ff];
         for (int t : test) {
-            logits(d, u, t, h, fc1, fc2, hid, z);
-            for (int r = 0; r < d.ff; r++) {
-                boolean p = z[r] >= thr, a = u.active(t, r, d.words);
+            logits(u, t, h, fc1, fc2, hid, z);
+            for (int r = 0; r < ff; r++) {
+                boolean p = z[r] >= thr, a = u.active(t, r);
                 if (p && a) tp++;
                 else if (p) fp++;
                 else if (a) fn++;
             }
         }
-        double n = (double) test.length * d.ff;
+        double n = (double) test.length * ff;
         return new double[]{tp + fn == 0 ? 1 : (double) tp / (tp + fn), tp + fp == 0 ? 1 : (double) tp / (tp + fp), (tp + fp) / n, (tp + fn) / n};
     }
 
     /** Largest threshold with held-out recall ≥ {@code recall}: the ⌈recall·P⌉-th largest logit of the P active neurons. */
     static float calibrate(PredictorDataset d, PredictorDataset.Unit u, int[] test, int h, float[] fc1, float[] fc2, double recall) {
-        float[] hid = new float[h], z = new float[d.ff];
+        return calibrate(Samples.of(d, u), test, h, fc1, fc2, recall);
+    }
+
+    static float calibrate(Samples u, int[] test, int h, float[] fc1, float[] fc2, double recall) {
+        float[] hid = new float[h], z = new float[u.ff()];
         float[] pos = new float[16];
         int n = 0;
         for (int t : test) {
-            logits(d, u, t, h, fc1, fc2, hid, z);
-            for (int r = 0; r < d.ff; r++)
-                if (u.active(t, r, d.words)) {
+            logits(u, t, h, fc1, fc2, hid, z);
+            for (int r = 0; r < u.ff(); r++)
+                if (u.active(t, r)) {
                     if (n == pos.length) pos = Arrays.copyOf(pos, n * 2);
                     pos[n++] = z[r];
                 }

@@ -1,0 +1,86 @@
+package org.powerinfer4j.engine.offline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.TestData;
+import org.powerinfer4j.engine.api.Model;
+import org.powerinfer4j.engine.api.ModelOptions;
+import org.powerinfer4j.engine.model.FfnActivation;
+import org.powerinfer4j.engine.sparse.SparseMode;
+
+/** The per-expert vs per-layer predictor comparison of mixture-of-experts layers ({@link MoePredictorLayouts}). */
+class MoePredictorLayoutsTest {
+
+    /**
+     * One predictor over two blocks whose rules are opposite (block 0's neuron r fires when x[r mod 8] &gt; 0.3,
+     * block 1's when it is &lt; −0.3): each sample labels only its own block, so both are learned; were a sample's
+     * labels applied to the other block too, the two rules would cancel and neither could be recalled.
+     */
+    @Test
+    void aLayerWidePredictorLearnsEachBlockFromItsOwnSamplesOnly() {
+        int dim = 8, ff = 16, words = 1, n = 4000;
+        SplittableRandom r = new SplittableRandom(5);
+        float[] x = new float[n * dim];
+        long[] masks = new long[n];
+        int[] block = new int[n];
+        for (int t = 0; t < n; t++) {
+            block[t] = t % 2;
+            for (int j = 0; j < dim; j++) x[t * dim + j] = (float) r.nextGaussian();
+            for (int i = 0; i < ff; i++) {
+                float v = x[t * dim + i % dim];
+                if (block[t] == 0 ? v > 0.3f : v < -0.3f) masks[t] |= 1L << i;
+            }
+        }
+        // blocks = 3: block 2 has no samples, and its rows must come out as they were drawn
+        PredictorTrainer.Samples s = new PredictorTrainer.Samples(x, masks, block, 3, dim, ff, words);
+        PredictorTrainer.Config cfg = PredictorTrainer.Config.defaults(dim).withEpochs(30).withSeed(9);
+        int[] train = IntStream.range(0, 3500).toArray(), test = IntStream.range(3500, n).toArray();
+        float[][] w = PredictorTrainer.fit(s, train, 16, cfg, 77);
+        for (int b = 0; b < 2; b++) {
+            int bb = b;
+            int[] mine = IntStream.of(test).filter(t -> block[t] == bb).toArray();
+            double[] m = PredictorTrainer.metrics(s, mine, 16, w[0], w[1], 0f);
+            assertThat(m[0]).as("block %d held-out recall", b).isGreaterThan(0.85);
+            assertThat(m[1]).as("block %d held-out precision", b).isGreaterThan(0.8);
+        }
+        float[][] other = PredictorTrainer.fit(s, IntStream.range(0, 500).toArray(), 16, cfg.withEpochs(2), 77);
+        for (int i = 2 * ff * 16; i < 3 * ff * 16; i++)
+            assertThat(w[1][i]).as("untouched block 2, weight %d", i).isEqualTo(other[1][i]);
+    }
+
+    @Test
+    void matchedHiddenSizeCostsWhatThePerExpertLayoutCosts() {
+        // Mixtral-8x7B's shape, 2 experts per token: 2·128·(4096 + 14336) = 4,718,592; 144·(4096 + 2·14336) = 4,718,592
+        assertThat(MoePredictorLayouts.matchedHidden(128, 4096, 14336, 2)).isEqualTo(144);
+        assertThat(MoePredictorLayouts.matchedHidden(32, 64, 64, 1)).isEqualTo(32);
+    }
+
+    /** On the random Mixtral of {@code archs/} (ReGLU experts): a row per (layer, expert), both layouts measured, the costs equal within rounding. */
+    @Test
+    void comparesBothLayoutsOnEveryExpert() throws Exception {
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withActivation(FfnActivation.REGLU).withSparseMode(SparseMode.OFF);
+        try (Model m = Model.open(TestData.file("archs/mixtral.gguf"), o)) {
+            List<int[]> corpus = CalibrationCorpus.sample(m, 12, 96, 1.0f, 7);
+            PredictorDataset data = PredictorDataset.collect(m, corpus, null);
+            int k = m.config().params().expertsUsed();
+            MoePredictorLayouts.Comparison c = MoePredictorLayouts.compare(data, PredictorTrainer.Config.defaults(m.config().dim()).withThreads(2)
+                    .withSeed(3), 32, k, 0.95, null);
+            System.out.print(c.table());
+            assertThat(c.rows()).hasSize(m.config().layers() * m.config().params().experts());
+            assertThat((double) c.sharedMacs()).isCloseTo(c.ownMacs(), org.assertj.core.data.Percentage.withPercentage(5));
+            for (MoePredictorLayouts.Row row : c.rows()) {
+                // half of a random model's expert neurons fire; both layouts do better than chance (precision = that half)
+                assertThat(row.trulyActive()).isBetween(0.3, 0.7);
+                assertThat(row.ownPrecision()).as("layer %d expert %d", row.layer(), row.expert()).isGreaterThan(row.trulyActive() + 0.1);
+                assertThat(row.sharedPrecision()).as("layer %d expert %d", row.layer(), row.expert()).isGreaterThan(row.trulyActive() + 0.1);
+                assertThat(row.ownPredictedAtTarget()).isBetween(row.trulyActive(), 1.0);
+                assertThat(row.sharedPredictedAtTarget()).isBetween(row.trulyActive(), 1.0);
+            }
+            assertThat(c.table()).contains("per layer");
+        }
+    }
+}
