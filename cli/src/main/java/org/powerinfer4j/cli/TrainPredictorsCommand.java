@@ -63,6 +63,11 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Seed for sampling, the held-out split and initialisation (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--moe-predictor", paramLabel = "expert|layer", defaultValue = "expert",
+            description = {"Mixture-of-experts layers: one predictor per expert (blk.N.fc1.E/fc2.E, default) or one per layer over all",
+                    "experts' neurons (blk.N.fc1/fc2, fc2 {H, n_expert*n_ff}), which learns from all the layer's tokens."})
+    String moePredictor;
+
     @Option(names = "--compare-moe-layouts",
             description = {"Instead of writing a model: on each mixture-of-experts layer, train one predictor per expert (at --hidden,",
                     "default the smallest candidate) and one per layer over all experts' neurons at the same cost per token, and",
@@ -79,6 +84,9 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
         if (targetRecall <= 0 || targetRecall > 1) throw new ParameterException(spec.commandLine(), "--target-recall must be in (0, 1]");
         if (thresholdRecall != null && (thresholdRecall <= 0 || thresholdRecall > 1))
             throw new ParameterException(spec.commandLine(), "--threshold-recall must be in (0, 1]");
+        if (!moePredictor.equals("expert") && !moePredictor.equals("layer"))
+            throw new ParameterException(spec.commandLine(), "--moe-predictor must be expert or layer, not " + moePredictor);
+        boolean layerWide = moePredictor.equals("layer");
         Path o = output != null ? output : ProfileCommand.sibling(modelOptions.checkedPath(), ".powerinfer.gguf");
         if (o.toAbsolutePath().normalize().equals(modelOptions.checkedPath().toAbsolutePath().normalize()))
             throw new ParameterException(spec.commandLine(), "the output must not overwrite the input model");
@@ -106,7 +114,9 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
                 out.flush();
                 return 0;
             }
-            PredictorTrainer.Result r = PredictorTrainer.train(data, cfg, line -> { err.println(line); err.flush(); });
+            PredictorTrainer.Result r = layerWide
+                    ? MoePredictorLayouts.trainLayerWide(data, cfg, line -> { err.println(line); err.flush(); })
+                    : PredictorTrainer.train(data, cfg, line -> { err.println(line); err.flush(); });
             out.print(r.table());
             out.printf(Locale.ROOT, "trained in %.1f s%n", (System.nanoTime() - t0) / 1e9);
             PowerInferWriter.write(model.file(), r, o);

@@ -138,6 +138,21 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
                 }
             }
         }
+        Tensor fc1 = m.get("fc1.weight"), fc2 = m.get("fc2.weight");
+        if (c.params().moe() && m.containsKey("ffn_up.0.weight") && fc1 != null && fc2 != null) {
+            // one predictor over all experts' neurons (fc2 {H, n_expert·n_ff}): each expert gets the shared fc1 and its
+            // block of fc2's rows as its own predictor fc1.E / fc2.E, so the sparse experts run it as they run theirs
+            int experts = c.params().experts(), ff = m.get("ffn_up.0.weight").rows();
+            if (fc2.ne().length != 2 || fc2.rows() != (long) experts * ff || fc1.ne().length != 2 || fc2.rowLength() != fc1.rows())
+                throw new ModelException("layer-wide predictor '" + prefix + "fc2.weight' has shape " + fc2.shapeString() + ", expected ["
+                        + fc1.rows() + ", " + (long) experts * ff + "] for fc1 " + fc1.shapeString() + " and " + experts + " experts of " + ff + " neurons");
+            m.remove("fc1.weight");
+            m.remove("fc2.weight");
+            for (int x = 0; x < experts; x++) {
+                m.putIfAbsent("fc1." + x + ".weight", fc1);
+                m.putIfAbsent("fc2." + x + ".weight", slice(fc2, prefix + "fc2." + x + ".weight", x * ff, ff));
+            }
+        }
     }
 
     /** Rows {@code [from, from + count)} of a matrix (or elements of a vector) as a tensor of its own. */

@@ -52,6 +52,94 @@ public final class MoePredictorLayouts {
         return rows.stream().mapToDouble(f).average().orElse(Double.NaN);
     }
 
+    /**
+     * Every routed pair of one layer, expert after expert, as one predictor's samples (sample t labels block
+     * expert(t)), with each expert's training and held-out indices (its own, and offset into the layer's).
+     */
+    private record LayerPairs(PredictorTrainer.Samples samples, int[] offset, int[][] trainOf, int[][] testOf, int[] train, int[] test) {
+        static LayerPairs of(PredictorDataset d, List<PredictorDataset.Unit> experts, boolean[] held) {
+            int total = experts.stream().mapToInt(u -> u.samples).sum();
+            float[] inputs = new float[Math.multiplyExact(total, d.dim)];
+            long[] masks = new long[Math.multiplyExact(total, d.words)];
+            int[] block = new int[total], offset = new int[experts.size()];
+            int[][] trainOf = new int[experts.size()][], testOf = new int[experts.size()][];
+            java.util.stream.IntStream.Builder train = java.util.stream.IntStream.builder(), test = java.util.stream.IntStream.builder();
+            int at = 0;
+            for (int e = 0; e < experts.size(); e++) {
+                PredictorDataset.Unit u = experts.get(e);
+                System.arraycopy(u.inputs, 0, inputs, at * d.dim, u.samples * d.dim);
+                System.arraycopy(u.masks, 0, masks, at * d.words, u.samples * d.words);
+                java.util.Arrays.fill(block, at, at + u.samples, u.expert);
+                int[] tr = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
+                int[] te = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
+                if (tr.length == 0 || te.length == 0) tr = te = java.util.stream.IntStream.range(0, u.samples).toArray();   // as train() does
+                trainOf[e] = tr;
+                testOf[e] = te;
+                offset[e] = at;
+                for (int t : tr) train.add(at + t);
+                for (int t : te) test.add(at + t);
+                at += u.samples;
+            }
+            int blocks = experts.stream().mapToInt(u -> u.expert).max().orElse(0) + 1;
+            return new LayerPairs(new PredictorTrainer.Samples(inputs, masks, block, blocks, d.dim, d.ff, d.words), offset, trainOf, testOf,
+                    train.build().toArray(), test.build().toArray());
+        }
+    }
+
+    /** The experts of layer l in {@code d} (empty for a dense layer). */
+    private static List<PredictorDataset.Unit> expertsOf(PredictorDataset d, int l) {
+        List<PredictorDataset.Unit> experts = new ArrayList<>();
+        for (PredictorDataset.Unit u : d.units) if (u.layer == l && u.expert >= 0) experts.add(u);
+        return experts;
+    }
+
+    /**
+     * {@link PredictorTrainer#train} with one predictor per mixture-of-experts layer over all its experts' neurons
+     * (fc2 of n_expert·n_ff rows, {@code expert} −1 in the result; {@link PowerInferWriter} stores it as that
+     * layer's {@code fc1}/{@code fc2}): the smallest hidden candidate whose held-out recall over the layer's routed
+     * pairs reaches the target, the threshold calibrated as for the other layouts. Dense layers train as in
+     * {@link PredictorTrainer#train}.
+     */
+    public static PredictorTrainer.Result trainLayerWide(PredictorDataset d, PredictorTrainer.Config cfg, java.util.function.Consumer<String> log)
+            throws InterruptedException {
+        PredictorTrainer.Result dense = null;
+        if (d.units.stream().anyMatch(u -> u.expert < 0)) {
+            PredictorDataset denseOnly = d.withUnits(d.units.stream().filter(u -> u.expert < 0).toList());
+            dense = PredictorTrainer.train(denseOnly, cfg, log);
+        }
+        boolean[] held = PredictorTrainer.heldOutSequences(d, cfg);
+        int[] cands = cfg.hiddenCandidates().clone();
+        java.util.Arrays.sort(cands);
+        List<PredictorTrainer.LayerPredictor> out = new ArrayList<>(dense == null ? List.of() : dense.layers());
+        for (int l = 0; l < d.layers; l++) {
+            List<PredictorDataset.Unit> experts = expertsOf(d, l);
+            if (experts.isEmpty()) continue;
+            LayerPairs lp = LayerPairs.of(d, experts, held);
+            StringBuilder tried = new StringBuilder();
+            float[][] best = null;
+            int h = cands[0];
+            double[] m = null;
+            for (int c : cands) {
+                h = c;
+                best = PredictorTrainer.fit(lp.samples, lp.train, h, cfg, ((long) l << 20) + 0x20000);
+                m = PredictorTrainer.metrics(lp.samples, lp.test, h, best[0], best[1], 0f);
+                tried.append(tried.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%d:%.3f", h, m[0]));
+                if (log != null) log.accept(String.format(Locale.ROOT, "layer %d (all %d experts): hidden %d → held-out recall %.4f, precision %.4f at threshold 0",
+                        l, experts.size(), h, m[0], m[1]));
+                if (m[0] >= cfg.targetRecall()) break;
+            }
+            double recallAtZero = m[0];
+            float thr = Double.isNaN(cfg.thresholdRecall()) ? 0f : PredictorTrainer.calibrate(lp.samples, lp.test, h, best[0], best[1], cfg.thresholdRecall());
+            m = PredictorTrainer.metrics(lp.samples, lp.test, h, best[0], best[1], thr);
+            out.add(new PredictorTrainer.LayerPredictor(l, -1, h, best[0], best[1], thr, m[0], m[1], m[2], m[3], recallAtZero, tried.toString()));
+        }
+        out.sort(java.util.Comparator.comparingInt(PredictorTrainer.LayerPredictor::layer));
+        float fileThr = Double.isNaN(cfg.thresholdRecall()) ? 0f : (float) out.stream().mapToDouble(PredictorTrainer.LayerPredictor::threshold).min().orElse(0);
+        int heldTokens = 0;
+        for (int q = 0; q < d.sequences; q++) if (held[q]) heldTokens += d.sequenceLengths[q];
+        return new PredictorTrainer.Result(out, fileThr, d.tokens - heldTokens, heldTokens);
+    }
+
     /** The shared layout's hidden size at the per-expert layout's cost per token (at least 1). */
     public static int matchedHidden(int hidden, int dim, int ff, int used) {
         return (int) Math.max(1, Math.round((double) used * hidden * (dim + ff) / (dim + (double) used * ff)));
@@ -77,35 +165,14 @@ public final class MoePredictorLayouts {
         int sharedHidden = matchedHidden(hidden, d.dim, d.ff, used);
         List<Row> rows = new ArrayList<>();
         for (int l = 0; l < d.layers; l++) {
-            List<PredictorDataset.Unit> experts = new ArrayList<>();
-            for (PredictorDataset.Unit u : d.units) if (u.layer == l && u.expert >= 0) experts.add(u);
+            List<PredictorDataset.Unit> experts = expertsOf(d, l);
             if (experts.isEmpty()) continue;
-            // every routed pair of the layer, expert after expert: the shared predictor's samples
-            int total = experts.stream().mapToInt(u -> u.samples).sum();
-            float[] inputs = new float[Math.multiplyExact(total, d.dim)];
-            long[] masks = new long[Math.multiplyExact(total, d.words)];
-            int[] block = new int[total];
-            int[][] trainOf = new int[experts.size()][], testOf = new int[experts.size()][];
-            List<Integer> sharedTrain = new ArrayList<>();
-            int at = 0;
-            for (int e = 0; e < experts.size(); e++) {
-                PredictorDataset.Unit u = experts.get(e);
-                System.arraycopy(u.inputs, 0, inputs, at * d.dim, u.samples * d.dim);
-                System.arraycopy(u.masks, 0, masks, at * d.words, u.samples * d.words);
-                java.util.Arrays.fill(block, at, at + u.samples, u.expert);
-                int[] train = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
-                int[] test = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
-                if (train.length == 0 || test.length == 0) train = test = java.util.stream.IntStream.range(0, u.samples).toArray();   // as train() does
-                trainOf[e] = train;
-                testOf[e] = test;
-                for (int t : train) sharedTrain.add(at + t);
-                at += u.samples;
-            }
-            int blocks = experts.stream().mapToInt(u -> u.expert).max().orElse(0) + 1;
-            PredictorTrainer.Samples shared = new PredictorTrainer.Samples(inputs, masks, block, blocks, d.dim, d.ff, d.words);
+            LayerPairs lp = LayerPairs.of(d, experts, held);
+            PredictorTrainer.Samples shared = lp.samples;
+            int[][] trainOf = lp.trainOf, testOf = lp.testOf;
+            int[] sharedTrainArr = lp.train;
             // the layer's fits in parallel, each from its own seeded stream (so the same whatever the thread count)
             long layerStream = (long) l << 20;
-            int[] sharedTrainArr = sharedTrain.stream().mapToInt(Integer::intValue).toArray();
             java.util.concurrent.Future<float[][]> sharedFit = pool.submit(() -> PredictorTrainer.fit(shared, sharedTrainArr, sharedHidden, cfg, layerStream + 0x20000));
             List<java.util.concurrent.Future<float[][]>> ownFits = new ArrayList<>();
             for (int e = 0; e < experts.size(); e++) {
@@ -114,14 +181,13 @@ public final class MoePredictorLayouts {
                 ownFits.add(pool.submit(() -> PredictorTrainer.fit(PredictorTrainer.Samples.of(d, u), train, hidden, cfg, layerStream + 0x10000 + u.expert)));
             }
             float[][] sw = get(sharedFit);
-            if (log != null) log.accept(String.format(Locale.ROOT, "layer %d: per-layer predictor (hidden %d) trained on %,d routed pairs", l, sharedHidden, sharedTrain.size()));
-            at = 0;
+            if (log != null) log.accept(String.format(Locale.ROOT, "layer %d: per-layer predictor (hidden %d) trained on %,d routed pairs", l, sharedHidden, sharedTrainArr.length));
             for (int e = 0; e < experts.size(); e++) {
                 PredictorDataset.Unit u = experts.get(e);
                 PredictorTrainer.Samples own = PredictorTrainer.Samples.of(d, u);
                 float[][] ow = get(ownFits.get(e));
                 int[] test = testOf[e], sharedTest = new int[test.length];
-                for (int i = 0; i < test.length; i++) sharedTest[i] = at + test[i];
+                for (int i = 0; i < test.length; i++) sharedTest[i] = lp.offset[e] + test[i];
                 double[] o = PredictorTrainer.metrics(own, test, hidden, ow[0], ow[1], 0f);
                 double[] oc = PredictorTrainer.metrics(own, test, hidden, ow[0], ow[1],
                         PredictorTrainer.calibrate(own, test, hidden, ow[0], ow[1], targetRecall));
@@ -129,7 +195,6 @@ public final class MoePredictorLayouts {
                 double[] sc = PredictorTrainer.metrics(shared, sharedTest, sharedHidden, sw[0], sw[1],
                         PredictorTrainer.calibrate(shared, sharedTest, sharedHidden, sw[0], sw[1], targetRecall));
                 rows.add(new Row(l, u.expert, trainOf[e].length, test.length, o[3], o[0], o[1], oc[2], s[0], s[1], sc[2]));
-                at += u.samples;
             }
         }
         long ownMacs = (long) used * hidden * (d.dim + d.ff), sharedMacs = (long) sharedHidden * (d.dim + (long) used * d.ff);

@@ -23,7 +23,10 @@ import org.powerinfer4j.engine.tensor.Quantizer;
  * (replacing predictors the source already has), plus {@code powerinfer.sparse_threshold} (f32). In a
  * mixture-of-experts layer the experts' tensors stay as they are and {@code blk.N.ffn_down_exps.weight} is followed by
  * every expert E's predictor {@code blk.N.fc1.E.weight} {n_embd, H_E} and {@code blk.N.fc2.E.weight} {H_E, n_ff}
- * (our extension: PowerInfer runs no MoE; one 2-D pair per expert so each expert keeps its own adaptive size).
+ * (our extension: PowerInfer runs no MoE; one 2-D pair per expert so each expert keeps its own adaptive size) — or,
+ * for a predictor over all the layer's experts ({@code train-predictors --moe-predictor layer}), one pair
+ * {@code blk.N.fc1.weight} {n_embd, H} and {@code blk.N.fc2.weight} {H, n_expert·n_ff}, expert E's neurons at rows
+ * {@code E·n_ff..}.
  * {@code general.file_type} is left as it was.
  *
  * <p>The transposed down matrix keeps its type when it can: F32/F16/BF16 always; a quantized type when the new row
@@ -57,17 +60,19 @@ public final class PowerInferWriter {
             var experts = byExpert.get(layer);
             String part = m.group(2);
             if (part.startsWith("fc1.") || part.startsWith("fc2.")) {
-                if (experts == null) w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti)); // kept: no new predictors for this layer
+                if (experts == null && p == null) w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti)); // kept: no new predictors for this layer
                 continue;
             }
             switch (part) {
                 case "fc1", "fc2" -> {
-                    if (p == null) w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti)); // kept: no new predictor for this layer
+                    if (p == null && experts == null) w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti)); // kept: no new predictor for this layer
                 }
                 case "ffn_down_exps" -> {   // MoE: the experts stay as they are (transposed at load), their predictors follow
                     w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti));
                     if (experts != null)
                         for (var e : experts.values()) addPredictor(w, "blk." + layer + ".", "." + e.expert(), e, ti.ne()[1], ti.ne()[0]);
+                    // one predictor over all experts' neurons: fc2 {H, n_expert·n_ff}, expert E's block at rows E·n_ff
+                    addPredictor(w, "blk." + layer + ".", "", p, ti.ne()[1], ti.ne()[0] * ti.ne()[2]);
                 }
                 case "ffn_down_t" -> {
                     w.addTensor(ti.name(), ti.type(), ti.ne(), slice(src, ti));

@@ -75,6 +75,11 @@ public final class PredictorDataset {
         this.units = units;
     }
 
+    /** The same calibration pairs with only {@code keep}'s predictors to train. */
+    PredictorDataset withUnits(List<Unit> keep) {
+        return new PredictorDataset(layers, dim, ff, tokens, sequenceLengths, keep);
+    }
+
     /** Tokens evaluated. */
     public int tokens() { return tokens; }
     public int layers() { return layers; }

@@ -83,4 +83,56 @@ class MoePredictorLayoutsTest {
             assertThat(c.table()).contains("per layer");
         }
     }
+    /**
+     * {@code train-predictors --moe-predictor layer}: one predictor per mixture-of-experts layer, written as that
+     * layer's {@code fc1} {n_embd, H} and {@code fc2} {H, n_expert·n_ff}; the file opens in predict mode (each
+     * expert running its block of fc2's rows), generates, and with every neuron predicted gives the dense logits.
+     */
+    @Test
+    void aLayerWidePredictorFileRunsPredictMode(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path out = dir.resolve("mixtral-layer.powerinfer.gguf");
+        int layers, experts, ff;
+        try (Model m = Model.open(TestData.file("archs/mixtral.gguf"), options(SparseMode.OFF))) {
+            layers = m.config().layers();
+            experts = m.config().params().experts();
+            ff = m.config().ffDim();
+            PredictorDataset data = PredictorDataset.collect(m, CalibrationCorpus.sample(m, 8, 96, 1.0f, 7), null);
+            PredictorTrainer.Result r = MoePredictorLayouts.trainLayerWide(data, PredictorTrainer.Config.defaults(m.config().dim())
+                    .withCandidates(32).withThreads(2).withSeed(3), null);
+            assertThat(r.layers()).hasSize(layers);
+            for (PredictorTrainer.LayerPredictor p : r.layers()) {
+                assertThat(p.expert()).isEqualTo(-1);
+                assertThat(p.fc2()).hasSize(experts * ff * p.hidden());
+                assertThat(p.precision()).as("layer %d better than chance", p.layer()).isGreaterThan(p.trulyActive() + 0.1);
+            }
+            PowerInferWriter.write(m.file(), r, out);
+        }
+        try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(out)) {
+            for (int l = 0; l < layers; l++) {
+                assertThat(f.tensorInfo("blk." + l + ".fc1.weight").ne()).containsExactly((long) f.tensorInfo("blk." + l + ".ffn_gate_inp.weight").ne()[0], 32L);
+                assertThat(f.tensorInfo("blk." + l + ".fc2.weight").ne()).containsExactly(32L, (long) experts * ff);
+                assertThat(f.hasTensor("blk." + l + ".fc1.0.weight")).isFalse();
+            }
+        }
+        try (Model p = Model.open(out, options(null)); org.powerinfer4j.engine.api.Session s = p.newSession()) {
+            assertThat(p.sparseMode()).isEqualTo(SparseMode.PREDICT);
+            var g = s.generate(new int[] {1, 5, 9}, org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(8)
+                    .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY).withStopAtEndOfGeneration(false), null);
+            assertThat(g.generatedTokens()).hasSize(8);
+            assertThat(p.sparsityStats().meanPredictedFraction()).isStrictlyBetween(0.05, 0.95);
+        }
+        int[] prompt = {1, 15, 27, 3, 99, 41, 8, 64};
+        try (Model off = Model.open(out, options(SparseMode.OFF));
+             Model all = Model.open(out, options(SparseMode.PREDICT).withSparseThreshold(Float.NEGATIVE_INFINITY));
+             org.powerinfer4j.engine.api.Session a = off.newSession(); org.powerinfer4j.engine.api.Session b = all.newSession()) {
+            for (int id : prompt) {
+                float[] x = a.evaluate(id), y = b.evaluate(id);
+                for (int v = 0; v < x.length; v++) assertThat(Math.abs(x[v] - y[v])).as("token %d logit %d", id, v).isLessThan(1e-4f);
+            }
+        }
+    }
+
+    private static ModelOptions options(SparseMode mode) {
+        return ModelOptions.defaults().withThreads(2).withContextLength(128).withActivation(FfnActivation.REGLU).withSparseMode(mode);
+    }
 }
