@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Which predictor layout suits a mixture-of-experts layer, measured: one predictor per expert (what the engine
- * runs and files store: {@code blk.N.fc1.E}/{@code fc2.E}), or one per layer over all experts' neurons — a shared
+ * Which predictor layout suits a mixture-of-experts layer, measured — one predictor per expert (the default:
+ * {@code blk.N.fc1.E}/{@code fc2.E}) or one per layer over all experts' neurons — and the second trained for files
+ * ({@link #trainLayerWide}). The per-layer one is a shared
  * {@code fc1} [H][n_embd] and an {@code fc2} of {@code n_expert × n_ff} rows, of which a token computes only its
  * routed experts' blocks. Both are trained by {@link PredictorTrainer}'s loss and optimiser on the same calibration
  * pairs (the shared one on every routed (token, expert) pair of the layer, each labelling only its expert's block)
@@ -97,8 +98,8 @@ public final class MoePredictorLayouts {
      * {@link PredictorTrainer#train} with one predictor per mixture-of-experts layer over all its experts' neurons
      * (fc2 of n_expert·n_ff rows, {@code expert} −1 in the result; {@link PowerInferWriter} stores it as that
      * layer's {@code fc1}/{@code fc2}): the smallest hidden candidate whose held-out recall over the layer's routed
-     * pairs reaches the target, the threshold calibrated as for the other layouts. Dense layers train as in
-     * {@link PredictorTrainer#train}.
+     * pairs reaches the target, the threshold calibrated as for the other layouts (the file keeps the minimum over
+     * layers, each row's metrics at its layer's own threshold). Dense layers train as in {@link PredictorTrainer#train}.
      */
     public static PredictorTrainer.Result trainLayerWide(PredictorDataset d, PredictorTrainer.Config cfg, java.util.function.Consumer<String> log)
             throws InterruptedException {
