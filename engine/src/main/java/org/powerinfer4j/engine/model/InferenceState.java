@@ -99,14 +99,25 @@ public final class InferenceState implements AutoCloseable {
 
     /**
      * Whether a product with {@code w} runs per token here: always when {@link #perTokenProducts}; in a matMul one
-     * (FAST) still for repacked Q4_0 and Q4_K, whose batched kernel (four vectors share each converted nibble,
-     * {@code RepackedQ4Kernels.dot2x4}) is bit-identical to the step alone and faster than matMul's dequantized panel at
-     * 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt, nor in a
-     * sequence batch that carries prompt chunks.
+     * (FAST) still for repacked Q4_0 and Q4_K below {@link #REPACKED_MATMUL_FROM} sequences, whose batched kernel
+     * (four vectors share each converted nibble, {@code RepackedQ4Kernels.dot2x4}) is bit-identical to the step alone
+     * and faster than matMul's dequantized panel at 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8)
+     * matMul wins; never in a prompt, nor in a sequence batch that carries prompt chunks.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
-        return perTokenProducts() || (sequenceBatch() && !promptRows && w.repacked() != null && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
+        return perTokenProducts() || (sequenceBatch() && !promptRows && sequenceRows < REPACKED_MATMUL_FROM && w.repacked() != null
+                && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
     }
+
+    /**
+     * From this many sequences in a pass, repacked matrices too take matMul in FAST mode: its broadcast tiles then
+     * beat the shared-nibble kernel ({@code MatMulBench}, 768×2048 Q4_0, 1 thread: 92 against 57 GFLOPS at 32
+     * sequences; 65 against 60 at 16, where the bit-identical kernel is kept).
+     */
+    static final int REPACKED_MATMUL_FROM = 32;
+
+    /** Rows of the sequence batch's pass running now (set by {@link Transformer#forwardSequences}). */
+    int sequenceRows;
 
     /** Set while a sequence batch's pass holds prompt chunks (see {@link Transformer#forwardSequences}): then matMul for every product. */
     boolean promptRows;

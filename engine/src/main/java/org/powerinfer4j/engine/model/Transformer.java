@@ -154,6 +154,7 @@ public final class Transformer {
             scratch.tokenPos[i] = positions[i];
         }
         scratch.promptRows = logitRows != null;
+        scratch.sequenceRows = n;
         try {
             forwardChunk(pool, scratch, tokens, 0, n, 0);
             final int dim = c.dim(), vocab = c.vocabSize(), m = logitRows == null ? n : logitRows.length;
@@ -169,6 +170,7 @@ public final class Transformer {
         } finally {
             java.util.Arrays.fill(scratch.tokenKv, null);   // the caches are the sessions', not the scratch's to keep alive
             scratch.promptRows = false;
+            scratch.sequenceRows = 0;
         }
     }
 

@@ -115,6 +115,18 @@ class SequenceBatchTest {
         }
     }
 
+    /** From 32 sequences repacked Q4_0 matrices take matMul's broadcast tiles in FAST mode, held to the same rule. */
+    @Test
+    void aFastPassOfManySequencesOnRepackedWeightsIsWithinRoundingOfTheStepAlone() throws Exception {
+        Path p = TestData.file("models/quantized/stories260K-q4_0.gguf");
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(128).withDecodeBatching(DecodeBatching.FAST);
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            if (org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED)   // the scalar run repacks nothing
+                assertThat(batched.weights().layers()[0].wq().repacked()).as("repacked Q4_0").isNotNull();
+            assertBatchedEqualsAlone(batched, alone, false, 33);
+        }
+    }
+
     /**
      * Max |Δ| of a logit in {@link DecodeBatching#FAST} against the step alone. Measured over these models (5
      * sequences × 4 steps each, in the default, 256-bit and scalar-kernel surefire runs): at most 6.1e-3, with logits up to
@@ -124,10 +136,14 @@ class SequenceBatchTest {
     private static final float FAST_TOLERANCE = 0.05f;
 
     private static void assertBatchedEqualsAlone(Model batched, Model alone, boolean exact) {
+        assertBatchedEqualsAlone(batched, alone, exact, SEQUENCES);
+    }
+
+    private static void assertBatchedEqualsAlone(Model batched, Model alone, boolean exact, int sequences) {
         int vocab = batched.config().vocabSize();
         SplittableRandom r = new SplittableRandom(3);
-        int[][] scripts = new int[SEQUENCES][];
-        for (int i = 0; i < SEQUENCES; i++) {
+        int[][] scripts = new int[sequences][];
+        for (int i = 0; i < sequences; i++) {
             scripts[i] = new int[1 + 2 * i + STEPS];   // prompts of different lengths: each sequence at its own position
             for (int j = 0; j < scripts[i].length; j++) scripts[i][j] = 1 + r.nextInt(vocab - 1);
         }
@@ -142,16 +158,16 @@ class SequenceBatchTest {
                 b.evaluate(Arrays.copyOf(s, prompt));
             }
             for (int step = 0; step < STEPS; step++) {
-                InferenceState[] states = new InferenceState[SEQUENCES];
-                int[] tokens = new int[SEQUENCES], positions = new int[SEQUENCES];
-                for (int i = 0; i < SEQUENCES; i++) {
+                InferenceState[] states = new InferenceState[sequences];
+                int[] tokens = new int[sequences], positions = new int[sequences];
+                for (int i = 0; i < sequences; i++) {
                     states[i] = seqs.get(i).state();
                     positions[i] = scripts[i].length - STEPS + step;
                     tokens[i] = scripts[i][positions[i]];
                 }
-                InferenceState scratch = InferenceState.forSequenceBatch(batched.config(), batched.contextLength(), SEQUENCES, 2, exact);
-                batched.transformer().forwardSequences(batched.pool(), scratch, states, tokens, positions, SEQUENCES);
-                for (int i = 0; i < SEQUENCES; i++) {
+                InferenceState scratch = InferenceState.forSequenceBatch(batched.config(), batched.contextLength(), sequences, 2, exact);
+                batched.transformer().forwardSequences(batched.pool(), scratch, states, tokens, positions, sequences);
+                for (int i = 0; i < sequences; i++) {
                     float[] want = refs.get(i).evaluate(tokens[i]);
                     float[] got = states[i].logits();
                     float maxDelta = 0;
