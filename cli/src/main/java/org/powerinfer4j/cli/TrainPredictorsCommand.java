@@ -106,17 +106,16 @@ public final class TrainPredictorsCommand implements Callable<Integer> {
             if (hidden != null) cfg = cfg.withHidden(hidden);
             if (thresholdRecall != null) cfg = cfg.withThresholdRecall(thresholdRecall);
             long t0 = System.nanoTime();
+            java.util.function.Consumer<String> log = line -> { err.println(line); err.flush(); };
             if (compareMoeLayouts) {
                 int h = hidden != null ? hidden : java.util.Arrays.stream(cfg.hiddenCandidates()).min().orElseThrow();
-                out.print(MoePredictorLayouts.compare(data, cfg, h, model.config().params().expertsUsed(), targetRecall,
-                        line -> { err.println(line); err.flush(); }).table());
+                out.print(MoePredictorLayouts.compare(data, cfg, h, model.config().params().expertsUsed(), targetRecall, log).table());
                 out.printf(Locale.ROOT, "trained in %.1f s%n", (System.nanoTime() - t0) / 1e9);
                 out.flush();
                 return 0;
             }
             PredictorTrainer.Result r = layerWide
-                    ? MoePredictorLayouts.trainLayerWide(data, cfg, line -> { err.println(line); err.flush(); })
-                    : PredictorTrainer.train(data, cfg, line -> { err.println(line); err.flush(); });
+                    ? MoePredictorLayouts.trainLayerWide(data, cfg, log) : PredictorTrainer.train(data, cfg, log);
             out.print(r.table());
             out.printf(Locale.ROOT, "trained in %.1f s%n", (System.nanoTime() - t0) / 1e9);
             PowerInferWriter.write(model.file(), r, o);

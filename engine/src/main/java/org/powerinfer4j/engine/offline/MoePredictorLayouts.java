@@ -71,9 +71,8 @@ public final class MoePredictorLayouts {
                 System.arraycopy(u.inputs, 0, inputs, at * d.dim, u.samples * d.dim);
                 System.arraycopy(u.masks, 0, masks, at * d.words, u.samples * d.words);
                 java.util.Arrays.fill(block, at, at + u.samples, u.expert);
-                int[] tr = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
-                int[] te = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
-                if (tr.length == 0 || te.length == 0) tr = te = java.util.stream.IntStream.range(0, u.samples).toArray();   // as train() does
+                int[][] sp = PredictorTrainer.split(u, held, null);
+                int[] tr = sp[0], te = sp[1];
                 trainOf[e] = tr;
                 testOf[e] = te;
                 offset[e] = at;

@@ -52,10 +52,6 @@ public final class PredictorDataset {
             }
             samples += n;
         }
-
-        boolean active(int sample, int neuron, int words) {
-            return (masks[sample * words + (neuron >>> 6)] >>> (neuron & 63) & 1L) != 0;
-        }
     }
 
     final int layers, dim, ff, words;

@@ -90,19 +90,7 @@ public final class PredictorTrainer {
         for (int q = 0; q < d.sequences; q++) if (held[q]) heldTokens += d.sequenceLengths[q];
         int trainTokens = d.tokens - heldTokens;
         List<int[][]> splits = new ArrayList<>();
-        for (PredictorDataset.Unit u : d.units) {
-            int[] train = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
-            int[] test = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
-            if (u.expert < 0) {
-                if (train.length == 0 || test.length == 0) throw new IllegalArgumentException("calibration split left no training or held-out tokens");
-            } else if (train.length == 0 || test.length == 0) {
-                // an expert the router sent tokens of one side only: it trains and is measured on all of them
-                if (log != null) log.accept(String.format(Locale.ROOT, "layer %d expert %d: all %d routed tokens fall on one side of the held-out split; "
-                        + "trained and measured on all of them", u.layer, u.expert, u.samples));
-                train = test = java.util.stream.IntStream.range(0, u.samples).toArray();
-            }
-            splits.add(new int[][]{train, test});
-        }
+        for (PredictorDataset.Unit u : d.units) splits.add(split(u, held, log));
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(cfg.threads(), d.units.size())));
         try {
             List<Future<LayerPredictor>> fs = new ArrayList<>();
@@ -130,6 +118,23 @@ public final class PredictorTrainer {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * {training, held-out} sample indices of {@code u} by its samples' sequences. A dense layer needs both; an expert
+     * the router sent tokens of one side only trains and is measured on all of them (said in {@code log}).
+     */
+    static int[][] split(PredictorDataset.Unit u, boolean[] held, Consumer<String> log) {
+        int[] train = java.util.stream.IntStream.range(0, u.samples).filter(t -> !held[u.sequence[t]]).toArray();
+        int[] test = java.util.stream.IntStream.range(0, u.samples).filter(t -> held[u.sequence[t]]).toArray();
+        if (u.expert < 0) {
+            if (train.length == 0 || test.length == 0) throw new IllegalArgumentException("calibration split left no training or held-out tokens");
+        } else if (train.length == 0 || test.length == 0) {
+            if (log != null) log.accept(String.format(Locale.ROOT, "layer %d expert %d: all %d routed tokens fall on one side of the held-out split; "
+                    + "trained and measured on all of them", u.layer, u.expert, u.samples));
+            train = test = java.util.stream.IntStream.range(0, u.samples).toArray();
+        }
+        return new int[][]{train, test};
     }
 
     /** The calibration sequences held out for measuring, whole sequences chosen by the seed. */
