@@ -6,7 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Random;
 import org.powerinfer4j.engine.tensor.GGMLType;
-import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedMatrix;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -62,8 +62,8 @@ final class WeightData {
     }
 
     /**
-     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} / {@code Q4_K_REPACKED} for that type
-     * with the CPU repacked copy the engine builds at load ({@link RepackedQ4}) attached to every matrix copy.
+     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} / {@code Q4_K_REPACKED} / {@code Q6_K_REPACKED}
+     * for that type with the CPU repacked copy the engine builds at load ({@link RepackedMatrix}) attached to every matrix copy.
      */
     static WeightData forParam(Arena arena, String type, int cols, int rows, long minWorkingSet, long seed) {
         boolean repack = type.endsWith("_REPACKED");
@@ -71,7 +71,7 @@ final class WeightData {
         WeightData w = new WeightData(arena, ggml, cols, rows, minWorkingSet, seed);
         if (repack) {
             for (int i = 0; i < w.copies.length; i++) {
-                RepackedQ4 r = RepackedQ4.allocate(arena, ggml, cols, rows);
+                RepackedMatrix r = RepackedMatrix.allocate(arena, ggml, cols, rows);
                 r.repackRows(w.copies[i], 0, rows);
                 w.copies[i] = w.copies[i].withRepacked(r);
             }
@@ -81,7 +81,7 @@ final class WeightData {
 
     /** Bytes a product streams per matrix: the repacked copy's when there is one. */
     long streamedBytes() {
-        RepackedQ4 r = copies[0].repacked();
+        RepackedMatrix r = copies[0].repacked();
         return r == null ? matrixBytes : r.rowBytes() * r.rows();
     }
 

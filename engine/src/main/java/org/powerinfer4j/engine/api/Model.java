@@ -92,7 +92,7 @@ public final class Model implements AutoCloseable {
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
         try {
-            // dense products over Q4_0 run faster on a repacked copy (see RepackedQ4); the sparse FFN reads the file
+            // dense products over Q4_0/Q4_K/Q6_K run faster on a repacked copy (see RepackedMatrix); the sparse FFN reads the file
             this.weights = repacked(weights, options, switch (sparseMode) {   // exact computes the selector densely
                 case OFF -> ModelWeights.FfnRepack.ALL;
                 case EXACT -> ModelWeights.FfnRepack.SELECTOR;
@@ -130,14 +130,14 @@ public final class Model implements AutoCloseable {
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
-    /** The weights with repacked Q4_0 and Q4_K copies when asked for and possible; without them (one note) when memory runs out. */
+    /** The weights with repacked Q4_0, Q4_K and Q6_K copies when asked for and possible; without them (one note) when memory runs out. */
     private ModelWeights repacked(ModelWeights w, ModelOptions o, ModelWeights.FfnRepack ffn) {
         if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
         long bytes = w.repackBytes(ffn);
         if (bytes == 0) return w;
         ModelListener l = o.listener();
         // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it
-        l.loadStarted("repacking Q4_0/Q4_K matrices", bytes);
+        l.loadStarted("repacking Q4_0/Q4_K/Q6_K matrices", bytes);
         try {
             return w.repackedForCpu(repackArena, pool, ffn, l::loadAdvanced);
         } catch (OutOfMemoryError e) {

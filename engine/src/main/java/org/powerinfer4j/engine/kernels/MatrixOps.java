@@ -9,6 +9,7 @@ import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -60,9 +61,14 @@ public final class MatrixOps {
         Objects.checkFromIndexSize(xOff, n, x.length);
         Objects.checkFromIndexSize(outOff, rowTo - rowFrom, out.length);
         int rows = rowTo - rowFrom;
-        RepackedQ4 rep = w.repacked();
+        RepackedQ4 rep = w.repackedQ4();
         if (rep != null && RepackedQ4Kernels.SUPPORTED) {
             matVecRepacked(pool, rep, rowFrom, rows, x, xOff, out, outOff);
+            return;
+        }
+        RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
+        if (q6 != null) {
+            matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         if (KQuantWordKernels.handles(w.type())) {
@@ -100,6 +106,40 @@ public final class MatrixOps {
         for (; r < to && ((rowBase + r) & 3) != 0; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
         for (; r + 4 <= to; r += 4) RepackedQ4Kernels.dot4(rep, rowBase + r, xp, xs8, out, outOff + r, lanes);
         for (; r < to; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
+    }
+
+    /**
+     * {@link #matVec} over repacked Q6_K, for {@code batch} vectors at once ({@code x[xOff + b·n]} → {@code out[outOff + b·rows]}):
+     * each vector prepared once on the calling thread, then every 4-row group meets the vectors one after the other
+     * while it is in L1, through the same kernels as one vector alone (so batching never changes a result's bits).
+     */
+    private static void matVecQ6K(WorkerPool pool, RepackedQ6K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+        int n = m.rowLength();
+        float[][] xp = new float[batch][], xs = new float[batch][];
+        for (int b = 0; b < batch; b++) {
+            xp[b] = b == 0 ? scratch(PERMUTED_X, n) : new float[n];
+            xs[b] = b == 0 ? scratch(PERMUTED_XS, RepackedQ6KKernels.offsetsLength(n)) : new float[RepackedQ6KKernels.offsetsLength(n)];
+            RepackedQ6KKernels.prepare(m, x, xOff + b * n, xp[b], xs[b]);
+        }
+        WorkerPool.RangeTask range = (from, to, t) -> {
+            float[] lanes = Simd.lanes();
+            int r = from;
+            for (; r < to && ((rowFrom + r) & 3) != 0; r++)
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ6KKernels.dot(m, rowFrom + r, xp[b], xs[b]);
+            for (; r + 4 <= to; r += 4)
+                for (int b = 0; b < batch; b++) RepackedQ6KKernels.dot4(m, rowFrom + r, xp[b], xs[b], out, outOff + b * rows + r, lanes);
+            for (; r < to; r++)
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ6KKernels.dot(m, rowFrom + r, xp[b], xs[b]);
+        };
+        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) range.run(0, rows, 0);
+        else pool.forRange(rows, ROW_GRANULE, range);
+    }
+
+    /** This thread's buffer of {@code holder}, grown to at least {@code length} floats. */
+    private static float[] scratch(ThreadLocal<float[]> holder, int length) {
+        float[] a = holder.get();
+        if (a.length < length) holder.set(a = new float[length]);
+        return a;
     }
 
     /** {@link #matVec} over Q4_K/Q6_K: x permuted and its sub-block sums taken once on the calling thread, then rows. */
@@ -151,7 +191,12 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ4 rep = w.repacked();
+        RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
+        if (q6 != null) {
+            matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
+            return;
+        }
+        RepackedQ4 rep = w.repackedQ4();
         boolean repacked = rep != null && RepackedQ4Kernels.SUPPORTED, words = !repacked && KQuantWordKernels.handles(w.type());
         float[][] xp = null, xs = null;
         if (repacked || words) {   // each vector prepared once on the calling thread, as matVec does
@@ -210,7 +255,7 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+        RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repackedQ4() : null;
         if (rep != null) {
             int np = rep.paddedLength();
             matMulPanels(pool, panels(w, rep), np, rows, permuted(x, n, np, batch), batch, out);
@@ -246,7 +291,7 @@ public final class MatrixOps {
         int m = ws.length, cols = BroadcastTiles.columns(batch);
         int padded = -1;   // the permuted order's padded length, one for all repacked matrices here
         for (Tensor w : ws) {
-            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repackedQ4() : null;
             if (rep != null && padded >= 0 && rep.paddedLength() != padded) padded = -2;
             else if (rep != null) padded = rep.paddedLength();
             if (w.rowLength() != ws[0].rowLength()) padded = -2;
@@ -269,7 +314,7 @@ public final class MatrixOps {
         for (int i = 0; i < m; i++) {
             Tensor w = ws[i];
             Objects.checkFromIndexSize(0, Math.multiplyExact(batch, w.rows()), outs[i].length);
-            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repacked() : null;
+            RepackedQ4 rep = RepackedQ4Kernels.SUPPORTED ? w.repackedQ4() : null;
             src[i] = panels(w, rep);
             if (rep != null) {
                 lengths[i] = padded;

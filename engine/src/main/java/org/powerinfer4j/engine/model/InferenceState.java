@@ -105,7 +105,7 @@ public final class InferenceState implements AutoCloseable {
      * matMul wins; never in a prompt, nor in a sequence batch that carries prompt chunks.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
-        return perTokenProducts() || (sequenceBatch() && !promptRows && sequenceRows < REPACKED_MATMUL_FROM && w.repacked() != null
+        return perTokenProducts() || (sequenceBatch() && !promptRows && sequenceRows < REPACKED_MATMUL_FROM && w.repackedQ4() != null
                 && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
     }
 

@@ -9,7 +9,7 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFFormatException;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.GGMLType;
-import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedMatrix;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -233,7 +233,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     }
 
     /**
-     * These weights with a {@link RepackedQ4} copy (allocated in {@code arena}) attached to every Q4_0 and Q4_K matrix the
+     * These weights with a {@link RepackedMatrix} copy (allocated in {@code arena}) attached to every Q4_0, Q4_K and Q6_K matrix the
      * dense products read: attention projections, the output head, and the FFN matrices {@code ffn} names. Sparse FFN
      * paths read single rows of the mapped file and keep the original layout. The copy runs on {@code pool}'s threads.
      */
@@ -241,7 +241,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         java.util.IdentityHashMap<Tensor, Tensor> copies = new java.util.IdentityHashMap<>();
         long done = 0;
         for (Tensor x : toRepack(ffn)) {
-            RepackedQ4 r = RepackedQ4.allocate(arena, x.type(), x.rowLength(), x.rows());
+            RepackedMatrix r = RepackedMatrix.allocate(arena, x.type(), x.rowLength(), x.rows());
             pool.forRange(x.rows(), 64, (from, to, thread) -> r.repackRows(x, from, to));
             copies.put(x, x.withRepacked(r));
             bytesDone.accept(done += x.data().byteSize());
@@ -266,7 +266,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         java.util.List<Tensor> list = new java.util.ArrayList<>();
         java.util.function.Consumer<Tensor> want = t -> {
-            if (t != null && RepackedQ4.repackable(t) && t.repacked() == null && seen.add(t)) list.add(t);
+            if (t != null && RepackedMatrix.repackable(t) && t.repacked() == null && seen.add(t)) list.add(t);
         };
         for (LayerWeights l : layers) l.tensors().forEach((name, t) -> { if (denseProduct(l, name, ffn)) want.accept(t); });
         want.accept(output);

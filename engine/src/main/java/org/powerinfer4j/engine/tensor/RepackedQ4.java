@@ -38,7 +38,7 @@ import java.nio.ByteOrder;
  * to any product, so every Q4_0 matrix can be repacked. The segment ends with 64 spare bytes so that a full-width
  * scale load at the last tile stays inside it.
  */
-public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins, MemorySegment data) {
+public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins, MemorySegment data) implements RepackedMatrix {
     /** Columns per chunk: 16 words × 8 nibbles. */
     public static final int CHUNK = 128;
     /** 32-bit words per chunk. */

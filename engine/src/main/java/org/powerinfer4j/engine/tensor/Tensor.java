@@ -7,9 +7,9 @@ import java.util.Arrays;
  * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
  * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
  * The data segment is never copied to the heap. {@code repacked} is null or a CPU-friendly copy of the same
- * Q4_0 or Q4_K weights ({@link RepackedQ4}) that the dense matrix products use instead of {@code data}.
+ * Q4_0, Q4_K or Q6_K weights ({@link RepackedMatrix}) that the dense matrix–vector products use instead of {@code data}.
  */
-public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedQ4 repacked) {
+public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedMatrix repacked) {
 
     public Tensor {
         ne = ne.clone();
@@ -22,8 +22,18 @@ public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, 
     }
 
     /** This tensor with its repacked copy attached. */
-    public Tensor withRepacked(RepackedQ4 r) {
+    public Tensor withRepacked(RepackedMatrix r) {
         return new Tensor(name, type, ne, data, r);
+    }
+
+    /** The repacked copy when it is a {@link RepackedQ4} (Q4_0, Q4_K), else null. */
+    public RepackedQ4 repackedQ4() {
+        return repacked instanceof RepackedQ4 q ? q : null;
+    }
+
+    /** The repacked copy when it is a {@link RepackedQ6K}, else null. */
+    public RepackedQ6K repackedQ6K() {
+        return repacked instanceof RepackedQ6K q ? q : null;
     }
 
     public long elementCount() {

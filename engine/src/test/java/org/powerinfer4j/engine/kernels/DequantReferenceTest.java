@@ -18,6 +18,7 @@ import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -68,6 +69,7 @@ class DequantReferenceTest {
                 }
             }
             if (RepackedQ4.repackable(t)) checkRepacked(t, ref);
+            if (RepackedQ6K.repackable(t)) checkRepackedQ6K(t, ref);
         }
     }
 
@@ -86,6 +88,23 @@ class DequantReferenceTest {
                     if (Float.floatToRawIntBits(vec[at]) != expected || Float.floatToRawIntBits(sca[at]) != expected)
                         throw new AssertionError(t.name() + " repacked row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected)
                                 + ", kernel " + vec[at] + ", scalar " + sca[at]);
+                }
+            }
+        }
+    }
+
+    /** Q6_K through its repacked copy: every value bit for bit gguf-py's. */
+    private static void checkRepackedQ6K(Tensor t, ByteBuffer ref) {
+        int n = t.rowLength(), rows = t.rows();
+        try (Arena arena = Arena.ofConfined()) {
+            RepackedQ6K rep = RepackedQ6K.allocate(arena, n, rows);
+            rep.repackRows(t, 0, rows);
+            for (int r = 0; r < rows; r++) {
+                for (int i = 0; i < n; i++) {
+                    int expected = ref.getInt(4 * (r * n + i));
+                    float v = rep.value(r, i);
+                    if (Float.floatToRawIntBits(v) != expected)
+                        throw new AssertionError(t.name() + " repacked row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected) + ", got " + v);
                 }
             }
         }

@@ -1,0 +1,124 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.RepackedMatrix;
+import org.powerinfer4j.engine.tensor.RepackedQ6K;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Q6_K through the repacked layout, against ggml's Q6_K block layout as the scalar reference kernel reads it (itself
+ * bit-exact against gguf-py; the repacked values are checked against gguf-py's dumps directly in
+ * {@link DequantReferenceTest}): the same values bit for bit, one-row and four-row dots bit-identical to each other
+ * and within float rounding of the exact product, and the batched product equal to one vector at a time.
+ */
+class RepackedQ6KTest {
+
+    private record Pair(Tensor q6k, RepackedQ6K rep) {}
+
+    private static Pair random(int n, int rows, Random r, Arena arena, boolean extreme) {
+        MemorySegment seg = arena.allocate(GGMLType.Q6_K.byteSize((long) n * rows));
+        QuantData.fill(GGMLType.Q6_K, r, seg, 0, n * rows, extreme);
+        Tensor t = new Tensor("w", GGMLType.Q6_K, new long[] {n, rows}, seg);
+        RepackedQ6K rep = RepackedQ6K.allocate(arena, n, rows);
+        int mid = r.nextInt(rows + 1);   // two calls over disjoint rows, as the load's threads make them
+        rep.repackRows(t, 0, mid);
+        rep.repackRows(t, mid, rows);
+        return new Pair(t, rep);
+    }
+
+    @Property(tries = 60)
+    void dequantizedValuesAreQ6_KsBitForBit(@ForAll @IntRange(min = 1, max = 5) int superBlocks, @ForAll @IntRange(min = 1, max = 9) int rows,
+                                            @ForAll boolean extreme, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks;
+        try (Arena arena = Arena.ofConfined()) {
+            Pair p = random(n, rows, r, arena, extreme);
+            float[] ref = new float[n];
+            for (int row = 0; row < rows; row++) {
+                Kernels.scalar(GGMLType.Q6_K).dequantize(p.q6k().data(), p.q6k().rowOffset(row), ref, 0, n);
+                for (int col = 0; col < n; col++)
+                    assertThat(Float.floatToRawIntBits(p.rep().value(row, col))).as("row %d col %d", row, col).isEqualTo(Float.floatToRawIntBits(ref[col]));
+            }
+        }
+    }
+
+    @Property(tries = 60)
+    void dotsMatchTheExactProductAndFourRowsEqualOne(@ForAll @IntRange(min = 1, max = 5) int superBlocks, @ForAll @IntRange(min = 1, max = 3) int groups,
+                                                     @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks, rows = 4 * groups;
+        try (Arena arena = Arena.ofConfined()) {
+            Pair p = random(n, rows, r, arena, false);
+            int xOff = r.nextInt(7);
+            float[] x = QuantData.randomFloats(r, n + xOff);
+            float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
+            RepackedQ6KKernels.prepare(p.rep(), x, xOff, xp, xs);
+            float[] four = new float[rows], lanes = new float[64];
+            for (int g = 0; g < rows; g += 4) RepackedQ6KKernels.dot4(p.rep(), g, xp, xs, four, g, lanes);
+            for (int row = 0; row < rows; row++) {
+                float one = RepackedQ6KKernels.dot(p.rep(), row, xp, xs);
+                assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
+                long off = p.q6k().rowOffset(row);
+                double exact = QuantData.exactDot(GGMLType.Q6_K, p.q6k().data(), off, x, xOff, n);
+                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q6_K, p.q6k().data(), off, x, xOff, n));
+                assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
+                assertThat((double) RepackedQ6KKernels.dotReference(p.rep(), row, x, xOff)).isCloseTo(exact, tol);
+            }
+        }
+    }
+
+    /** matVec through the repacked copy (row ranges starting anywhere, 1 or 2 threads) and matVecBatch, bit for bit one vector alone. */
+    @Property(tries = 40)
+    void matVecAndItsBatchUseTheRepackedCopyAlike(@ForAll @IntRange(min = 1, max = 3) int superBlocks, @ForAll @IntRange(min = 1, max = 70) int rows,
+                                                   @ForAll @IntRange(min = 1, max = 6) int batch, @ForAll @IntRange(min = 1, max = 2) int threads,
+                                                   @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks;
+        long saved = MatrixOps.parallelThreshold;
+        MatrixOps.parallelThreshold = 1;   // small matrices reach the pool's row shares too
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Pair p = random(n, rows, r, arena, false);
+            Tensor w = p.q6k().withRepacked(p.rep());
+            float[] x = QuantData.randomFloats(r, batch * n);
+            float[] batched = new float[batch * rows], alone = new float[batch * rows];
+            MatrixOps.matVecBatch(pool, w, x, batch, batched);
+            for (int b = 0; b < batch; b++) MatrixOps.matVec(pool, w, x, b * n, alone, b * rows);
+            for (int i = 0; i < batched.length; i++)
+                assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
+            int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
+            float[] part = new float[to - from];
+            MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
+            for (int row = from; row < to; row++)
+                assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
+            if (RepackedQ6KKernels.SUPPORTED) {
+                float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
+                RepackedQ6KKernels.prepare(p.rep(), x, 0, xp, xs);
+                for (int row = 0; row < rows; row++)
+                    assertThat(alone[row]).as("matVec reads the repacked copy, row %d", row).isEqualTo(RepackedQ6KKernels.dot(p.rep(), row, xp, xs));
+            }
+        } finally {
+            MatrixOps.parallelThreshold = saved;
+        }
+    }
+
+    @Test
+    void shapesQ6_KCannotHoldAreRefused() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertThatThrownBy(() -> RepackedQ6K.allocate(arena, 100, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiple of 256");
+            RepackedMatrix m = RepackedMatrix.allocate(arena, GGMLType.Q6_K, 256, 3);
+            assertThat(m).isInstanceOf(RepackedQ6K.class);
+            Tensor q4 = new Tensor("q4", GGMLType.Q4_0, new long[] {256, 3}, arena.allocate(GGMLType.Q4_0.byteSize(768)));
+            assertThatThrownBy(() -> m.repackRows(q4, 0, 3)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot repack q4");
+        }
+    }
+}
