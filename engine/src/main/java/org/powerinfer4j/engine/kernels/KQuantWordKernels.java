@@ -342,6 +342,14 @@ public final class KQuantWordKernels {
         FloatVector acc = FloatVector.zero(F), acc0 = acc, acc1 = acc;   // three FMA chains: latency, not one long chain
         for (int sb = 0; sb < n / QK_K; sb++) {
             long b = rowOff + (long) sb * KQuantKernels.Q6_K_BYTES;
+            // at 512 bits the block's quant vectors are loaded before its scales (its last bytes): lines first touched in
+            // address order keep the stream prefetcher running ahead (see RepackedQ4Kernels.dot4K)
+            IntVector ql0 = null, ql1 = null, qhAll = null;
+            if (FL == 16) {
+                ql0 = IntVector.fromMemorySegment(I, s, b, LE);
+                ql1 = IntVector.fromMemorySegment(I, s, b + 64, LE);
+                qhAll = IntVector.fromMemorySegment(I, s, b + 128, LE);   // both halves' 8 qh words
+            }
             float d = f16(s, b + 208);
             // the 16 sub-block scales d·sc_j ((d·sc) first, as ggml), in registers: FL = 16 one vector, FL = 8 two
             FloatVector sc0, sc1;
@@ -357,12 +365,13 @@ public final class KQuantWordKernels {
             }
             for (int half = 0; half < 2; half++) {
                 for (int g = 0; g < 16 / FL; g++) {
-                    IntVector w = IntVector.fromMemorySegment(I, s, b + 64 * half + 4L * g * FL, LE);
+                    IntVector w;
                     IntVector hq;
                     if (FL == 16) {
-                        IntVector all = IntVector.fromMemorySegment(I, s, b + 128, LE);   // both halves' 8 qh words
-                        hq = (half == 0 ? all.rearrange(QH_HALF0) : all.rearrange(QH_HALF1)).lanewise(VectorOperators.LSHR, QH_PRESHIFT);
+                        w = half == 0 ? ql0 : ql1;
+                        hq = (half == 0 ? qhAll.rearrange(QH_HALF0) : qhAll.rearrange(QH_HALF1)).lanewise(VectorOperators.LSHR, QH_PRESHIFT);
                     } else {
+                        w = IntVector.fromMemorySegment(I, s, b + 64 * half + 4L * g * FL, LE);
                         hq = IntVector.fromMemorySegment(I, s, b + 128 + 32L * half, LE).lanewise(VectorOperators.LSHR, 2 * g);
                     }
                     FloatVector p0 = FloatVector.zero(F), p1 = p0;
