@@ -81,15 +81,19 @@ public final class RepackedQ6KKernels {
         long wo = m.wordsOffset(row, 0), so = m.scalesOffset(row, 0);
         for (int s = 0; s < sbs; s++, wo += RepackedQ6K.STRIDE, so += RepackedQ6K.STRIDE) {
             for (int g = 0; g < 16; g += FL) {
-                FloatVector p = FloatVector.fromArray(F, xs, 16 * s + g);
+                FloatVector p = FloatVector.fromArray(F, xs, 16 * s + g), q = FloatVector.zero(F);   // dot4's two chains
                 IntVector hi = IntVector.zero(I);
                 int xb = QK_K * s + g;
                 for (int i = 0; i < 3; i++) {
                     IntVector w = IntVector.fromMemorySegment(I, seg, wo + (long) RepackedQ6K.VECTOR_STRIDE * i + 4L * g, LE);
-                    for (int k = 0; k < 5; k++) p = slot(w, k).fma(FloatVector.fromArray(F, xp, xb + 16 * (5 * i + k)), p);
+                    for (int k = 0; k < 5; k++) {
+                        FloatVector xv = FloatVector.fromArray(F, xp, xb + 16 * (5 * i + k));
+                        if (i == 1) q = slot(w, k).fma(xv, q);
+                        else p = slot(w, k).fma(xv, p);
+                    }
                     hi = hi.or(top(w, i));
                 }
-                p = ((FloatVector) hi.convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xb + 240), p);
+                p = p.add(((FloatVector) hi.convert(VectorOperators.I2F, 0)).fma(FloatVector.fromArray(F, xp, xb + 240), q));
                 acc = p.fma(scales(seg, so + 16L * r + g, seg.get(FLE, so + D + 4L * r)), acc);   // after the words: address order
             }
         }
@@ -113,7 +117,10 @@ public final class RepackedQ6KKernels {
         long t = m.wordsOffset(row, 0), so = m.scalesOffset(row, 0);
         for (int s = 0; s < sbs; s++, t += RepackedQ6K.STRIDE, so += RepackedQ6K.STRIDE) {   // a tile: 3 × (4 rows × 64 bytes of words)
             for (int g = 0; g < 16; g += FL) {
+                // two FMA chains per row, words 0 and 2 in p, word 1 and the 16th column in q: a single 16-FMA chain
+                // per row left the four rows' chains latency-bound
                 FloatVector p0 = FloatVector.fromArray(F, xs, 16 * s + g), p1 = p0, p2 = p0, p3 = p0;
+                FloatVector q0 = FloatVector.zero(F), q1 = q0, q2 = q0, q3 = q0;
                 IntVector h0 = IntVector.zero(I), h1 = h0, h2 = h0, h3 = h0;
                 int xb = QK_K * s + g;
                 for (int i = 0; i < 3; i++) {
@@ -125,10 +132,17 @@ public final class RepackedQ6KKernels {
                     for (int k = 0; k < 5; k++) {
                         FloatVector xv = FloatVector.fromArray(F, xp, xb + 16 * (5 * i + k));
                         int mask = 0x3F << (6 * k);   // slot(w, k), written out (see below)
-                        p0 = ((FloatVector) w0.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p0);
-                        p1 = ((FloatVector) w1.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p1);
-                        p2 = ((FloatVector) w2.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p2);
-                        p3 = ((FloatVector) w3.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p3);
+                        if (i == 1) {
+                            q0 = ((FloatVector) w0.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, q0);
+                            q1 = ((FloatVector) w1.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, q1);
+                            q2 = ((FloatVector) w2.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, q2);
+                            q3 = ((FloatVector) w3.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, q3);
+                        } else {
+                            p0 = ((FloatVector) w0.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p0);
+                            p1 = ((FloatVector) w1.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p1);
+                            p2 = ((FloatVector) w2.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p2);
+                            p3 = ((FloatVector) w3.and(mask).convert(VectorOperators.I2F, 0)).fma(xv, p3);
+                        }
                     }
                     int shift = 30 - 2 * i, bits = 3 << (2 * i);   // top(w, i)
                     h0 = h0.or(w0.lanewise(VectorOperators.LSHR, shift).and(bits));
@@ -137,10 +151,10 @@ public final class RepackedQ6KKernels {
                     h3 = h3.or(w3.lanewise(VectorOperators.LSHR, shift).and(bits));
                 }
                 FloatVector xv = FloatVector.fromArray(F, xp, xb + 240);
-                p0 = ((FloatVector) h0.convert(VectorOperators.I2F, 0)).fma(xv, p0);
-                p1 = ((FloatVector) h1.convert(VectorOperators.I2F, 0)).fma(xv, p1);
-                p2 = ((FloatVector) h2.convert(VectorOperators.I2F, 0)).fma(xv, p2);
-                p3 = ((FloatVector) h3.convert(VectorOperators.I2F, 0)).fma(xv, p3);
+                p0 = p0.add(((FloatVector) h0.convert(VectorOperators.I2F, 0)).fma(xv, q0));
+                p1 = p1.add(((FloatVector) h1.convert(VectorOperators.I2F, 0)).fma(xv, q1));
+                p2 = p2.add(((FloatVector) h2.convert(VectorOperators.I2F, 0)).fma(xv, q2));
+                p3 = p3.add(((FloatVector) h3.convert(VectorOperators.I2F, 0)).fma(xv, q3));
                 long sg = so + g;   // scales(seg, at, d), written out
                 a0 = p0.fma(((FloatVector) ByteVector.fromMemorySegment(B, seg, sg, LE).convertShape(VectorOperators.B2F, F, 0)).mul(seg.get(FLE, so + D)), a0);
                 a1 = p1.fma(((FloatVector) ByteVector.fromMemorySegment(B, seg, sg + 16, LE).convertShape(VectorOperators.B2F, F, 0)).mul(seg.get(FLE, so + D + 4)), a1);
