@@ -74,7 +74,7 @@ public final class Model implements AutoCloseable {
     private GpuLayers gpuLayers;
     private float sparseThreshold = Float.NaN;
     private org.powerinfer4j.engine.tokenizer.ChatTemplate chatTemplate;
-    /** Owns the repacked Q4_0 and Q4_K copies; closed with the model. */
+    /** Owns the repacked copies (RepackedMatrix); closed with the model. */
     private Arena repackArena = Arena.ofShared();
 
     private Model(GGUFFile file, ModelConfig config, ModelWeights weights, Tokenizer tokenizer, ModelOptions options, long startNanos) {
@@ -92,7 +92,7 @@ public final class Model implements AutoCloseable {
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
         try {
-            // dense products over Q4_0/Q4_K/Q6_K run faster on a repacked copy (see RepackedMatrix); the sparse FFN reads the file
+            // dense products over Q4_0/Q4_K/Q6_K/Q8_0 run faster on a repacked copy (see RepackedMatrix); the sparse FFN reads the file
             this.weights = repacked(weights, options, switch (sparseMode) {   // exact computes the selector densely
                 case OFF -> ModelWeights.FfnRepack.ALL;
                 case EXACT -> ModelWeights.FfnRepack.SELECTOR;
@@ -130,14 +130,14 @@ public final class Model implements AutoCloseable {
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
-    /** The weights with repacked Q4_0, Q4_K and Q6_K copies when asked for and possible; without them (one note) when memory runs out. */
+    /** The weights with repacked Q4_0, Q4_K, Q6_K and Q8_0 copies when asked for and possible; without them (one note) when memory runs out. */
     private ModelWeights repacked(ModelWeights w, ModelOptions o, ModelWeights.FfnRepack ffn) {
         if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
         long bytes = w.repackBytes(ffn);
         if (bytes == 0) return w;
         ModelListener l = o.listener();
         // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it
-        l.loadStarted("repacking Q4_0/Q4_K/Q6_K matrices", bytes);
+        l.loadStarted("repacking Q4_0/Q4_K/Q6_K/Q8_0 matrices", bytes);
         try {
             return w.repackedForCpu(repackArena, pool, ffn, l::loadAdvanced);
         } catch (OutOfMemoryError e) {

@@ -10,6 +10,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
+import org.powerinfer4j.engine.tensor.RepackedQ8;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -69,6 +70,11 @@ public final class MatrixOps {
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
             matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
+            return;
+        }
+        RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
+        if (q8 != null) {
+            matVecQ8(pool, q8, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         if (KQuantWordKernels.handles(w.type())) {
@@ -135,6 +141,25 @@ public final class MatrixOps {
         else pool.forRange(rows, ROW_GRANULE, range);
     }
 
+    /**
+     * {@link #matVec} over repacked Q8_0 for {@code batch} vectors (as {@link #matVecQ6K}): each 4-row group meets
+     * the vectors one after the other while it is in L1, through the kernels one vector alone takes.
+     */
+    private static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+        int n = m.rowLength();
+        WorkerPool.RangeTask range = (from, to, t) -> {
+            int r = from;
+            for (; r < to && ((rowFrom + r) & 3) != 0; r++)
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ8Kernels.dot(m, rowFrom + r, x, xOff + b * n);
+            for (; r + 4 <= to; r += 4)
+                for (int b = 0; b < batch; b++) RepackedQ8Kernels.dot4(m, rowFrom + r, x, xOff + b * n, out, outOff + b * rows + r);
+            for (; r < to; r++)
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ8Kernels.dot(m, rowFrom + r, x, xOff + b * n);
+        };
+        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) range.run(0, rows, 0);
+        else pool.forRange(rows, ROW_GRANULE, range);
+    }
+
     /** This thread's buffer of {@code holder}, grown to at least {@code length} floats. */
     private static float[] scratch(ThreadLocal<float[]> holder, int length) {
         float[] a = holder.get();
@@ -194,6 +219,11 @@ public final class MatrixOps {
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
             matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
+            return;
+        }
+        RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
+        if (q8 != null) {
+            matVecQ8(pool, q8, 0, rows, x, 0, batch, out, 0);
             return;
         }
         RepackedQ4 rep = w.repackedQ4();

@@ -19,6 +19,7 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
+import org.powerinfer4j.engine.tensor.RepackedQ8;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -70,6 +71,7 @@ class DequantReferenceTest {
             }
             if (RepackedQ4.repackable(t)) checkRepacked(t, ref);
             if (RepackedQ6K.repackable(t)) checkRepackedQ6K(t, ref);
+            if (RepackedQ8.repackable(t)) checkRepackedQ8(t, ref);
         }
     }
 
@@ -95,17 +97,34 @@ class DequantReferenceTest {
 
     /** Q6_K through its repacked copy: every value bit for bit gguf-py's. */
     private static void checkRepackedQ6K(Tensor t, ByteBuffer ref) {
-        int n = t.rowLength(), rows = t.rows();
         try (Arena arena = Arena.ofConfined()) {
-            RepackedQ6K rep = RepackedQ6K.allocate(arena, n, rows);
-            rep.repackRows(t, 0, rows);
-            for (int r = 0; r < rows; r++) {
-                for (int i = 0; i < n; i++) {
-                    int expected = ref.getInt(4 * (r * n + i));
-                    float v = rep.value(r, i);
-                    if (Float.floatToRawIntBits(v) != expected)
-                        throw new AssertionError(t.name() + " repacked row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected) + ", got " + v);
-                }
+            RepackedQ6K rep = RepackedQ6K.allocate(arena, t.rowLength(), t.rows());
+            rep.repackRows(t, 0, t.rows());
+            checkValues(t, ref, rep::value);
+        }
+    }
+
+    /** Q8_0 through its repacked copy: every value bit for bit gguf-py's. */
+    private static void checkRepackedQ8(Tensor t, ByteBuffer ref) {
+        try (Arena arena = Arena.ofConfined()) {
+            RepackedQ8 rep = RepackedQ8.allocate(arena, t.rowLength(), t.rows());
+            rep.repackRows(t, 0, t.rows());
+            checkValues(t, ref, rep::value);
+        }
+    }
+
+    private interface RowColValue {
+        float value(int row, int col);
+    }
+
+    private static void checkValues(Tensor t, ByteBuffer ref, RowColValue rep) {
+        int n = t.rowLength(), rows = t.rows();
+        for (int r = 0; r < rows; r++) {
+            for (int i = 0; i < n; i++) {
+                int expected = ref.getInt(4 * (r * n + i));
+                float v = rep.value(r, i);
+                if (Float.floatToRawIntBits(v) != expected)
+                    throw new AssertionError(t.name() + " repacked row " + r + " element " + i + ": expected " + Float.intBitsToFloat(expected) + ", got " + v);
             }
         }
     }

@@ -1,0 +1,124 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.RepackedMatrix;
+import org.powerinfer4j.engine.tensor.RepackedQ8;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Q8_0 through the repacked layout, against ggml's Q8_0 blocks as the scalar reference kernel reads them (itself
+ * bit-exact against gguf-py; the repacked values are checked against gguf-py's dumps directly in
+ * {@link DequantReferenceTest}): the same values bit for bit; one-row and four-row dots bit-identical to each other
+ * and to the file layout's vector kernel, within float rounding of the exact product; the batched product equal to
+ * one vector at a time.
+ */
+class RepackedQ8Test {
+
+    private record Pair(Tensor q8, RepackedQ8 rep) {}
+
+    private static Pair random(int n, int rows, Random r, Arena arena, boolean extreme) {
+        MemorySegment seg = arena.allocate(GGMLType.Q8_0.byteSize((long) n * rows));
+        QuantData.fill(GGMLType.Q8_0, r, seg, 0, n * rows, extreme);
+        Tensor t = new Tensor("w", GGMLType.Q8_0, new long[] {n, rows}, seg);
+        RepackedQ8 rep = RepackedQ8.allocate(arena, n, rows);
+        int mid = r.nextInt(rows + 1);   // two calls over disjoint rows, as the load's threads make them
+        rep.repackRows(t, 0, mid);
+        rep.repackRows(t, mid, rows);
+        return new Pair(t, rep);
+    }
+
+    @Property(tries = 60)
+    void dequantizedValuesAreQ8_0sBitForBit(@ForAll @IntRange(min = 1, max = 12) int blocks, @ForAll @IntRange(min = 1, max = 9) int rows,
+                                            @ForAll boolean extreme, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 32 * blocks;
+        try (Arena arena = Arena.ofConfined()) {
+            Pair p = random(n, rows, r, arena, extreme);
+            float[] ref = new float[n];
+            for (int row = 0; row < rows; row++) {
+                Kernels.scalar(GGMLType.Q8_0).dequantize(p.q8().data(), p.q8().rowOffset(row), ref, 0, n);
+                for (int col = 0; col < n; col++)
+                    assertThat(Float.floatToRawIntBits(p.rep().value(row, col))).as("row %d col %d", row, col).isEqualTo(Float.floatToRawIntBits(ref[col]));
+            }
+        }
+    }
+
+    @Property(tries = 60)
+    void dotsMatchTheExactProductAndFourRowsEqualOne(@ForAll @IntRange(min = 1, max = 12) int blocks, @ForAll @IntRange(min = 1, max = 3) int groups,
+                                                     @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 32 * blocks, rows = 4 * groups;
+        try (Arena arena = Arena.ofConfined()) {
+            Pair p = random(n, rows, r, arena, false);
+            int xOff = r.nextInt(7);
+            float[] x = QuantData.randomFloats(r, n + xOff);
+            float[] four = new float[rows];
+            for (int g = 0; g < rows; g += 4) RepackedQ8Kernels.dot4(p.rep(), g, x, xOff, four, g);
+            for (int row = 0; row < rows; row++) {
+                float one = RepackedQ8Kernels.dot(p.rep(), row, x, xOff);
+                assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
+                long off = p.q8().rowOffset(row);
+                if (Simd.ENABLED)
+                    assertThat(one).as("the file layout's kernel, bit for bit (row %d)", row)
+                            .isEqualTo(Kernels.forType(GGMLType.Q8_0).dot(p.q8().data(), off, x, xOff, n));
+                double exact = QuantData.exactDot(GGMLType.Q8_0, p.q8().data(), off, x, xOff, n);
+                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q8_0, p.q8().data(), off, x, xOff, n));
+                assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
+                assertThat((double) RepackedQ8Kernels.dotReference(p.rep(), row, x, xOff)).isCloseTo(exact, tol);
+            }
+        }
+    }
+
+    /** matVec through the repacked copy (row ranges starting anywhere, 1 or 2 threads) and matVecBatch, bit for bit one vector alone. */
+    @Property(tries = 40)
+    void matVecAndItsBatchUseTheRepackedCopyAlike(@ForAll @IntRange(min = 1, max = 9) int blocks, @ForAll @IntRange(min = 1, max = 70) int rows,
+                                                   @ForAll @IntRange(min = 1, max = 6) int batch, @ForAll @IntRange(min = 1, max = 2) int threads,
+                                                   @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 32 * blocks;
+        long saved = MatrixOps.parallelThreshold;
+        MatrixOps.parallelThreshold = 1;   // small matrices reach the pool's row shares too
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Pair p = random(n, rows, r, arena, false);
+            Tensor w = p.q8().withRepacked(p.rep());
+            float[] x = QuantData.randomFloats(r, batch * n);
+            float[] batched = new float[batch * rows], alone = new float[batch * rows];
+            MatrixOps.matVecBatch(pool, w, x, batch, batched);
+            for (int b = 0; b < batch; b++) MatrixOps.matVec(pool, w, x, b * n, alone, b * rows);
+            for (int i = 0; i < batched.length; i++)
+                assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
+            int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
+            float[] part = new float[to - from];
+            MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
+            for (int row = from; row < to; row++)
+                assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
+            float[] file = new float[rows];
+            MatrixOps.matVec(pool, p.q8(), x, 0, file, 0);
+            for (int row = 0; row < rows; row++)
+                assertThat(alone[row]).as("the same bits as the file's layout, row %d", row).isEqualTo(file[row]);
+        } finally {
+            MatrixOps.parallelThreshold = saved;
+        }
+    }
+
+    @Test
+    void shapesQ8_0CannotHoldAreRefused() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertThatThrownBy(() -> RepackedQ8.allocate(arena, 100, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiple of 32");
+            RepackedMatrix m = RepackedMatrix.allocate(arena, GGMLType.Q8_0, 256, 3);
+            assertThat(m).isInstanceOf(RepackedQ8.class);
+            Tensor q4 = new Tensor("q4", GGMLType.Q4_0, new long[] {256, 3}, arena.allocate(GGMLType.Q4_0.byteSize(768)));
+            assertThatThrownBy(() -> m.repackRows(q4, 0, 3)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot repack q4");
+        }
+    }
+}
