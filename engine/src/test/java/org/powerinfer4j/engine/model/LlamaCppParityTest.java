@@ -48,6 +48,8 @@ class LlamaCppParityTest {
                 Arguments.of("models/quantized/stories260K-f16.gguf", "reference/stories260K-f16.llamacpp.json", 0.0035, 0.025, true),
                 Arguments.of("models/quantized/stories260K-bf16.gguf", "reference/stories260K-bf16.llamacpp.json", 0.0125, 0.12, true),
                 Arguments.of("models/quantized/stories260K-q8_0.gguf", "reference/stories260K-q8_0.llamacpp.json", 0.05, 0.22, true),
+                // Q8_0 is repacked too (tensor.RepackedQ8): the file's own layout keeps its parity check
+                Arguments.of("models/quantized/stories260K-q8_0.gguf", "reference/stories260K-q8_0.llamacpp.json", 0.05, 0.22, false),
                 Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 0.05, 0.28, true),
                 // Q4_0 matrices are repacked for the CPU at load (tensor.RepackedQ4); the file's own layout must agree too
                 Arguments.of("models/quantized/stories260K-q4_0.gguf", "reference/stories260K-q4_0.llamacpp.json", 0.05, 0.28, false),
@@ -61,9 +63,10 @@ class LlamaCppParityTest {
         JsonNode ref = JSON.readTree(Files.readString(TestData.file(reference)));
         Path path = TestData.file(model);
         try (Model m = Model.open(path, ModelOptions.defaults().withThreads(2).withContextLength(512).withRepack(repack))) {
-            boolean q4 = m.weights().layers()[0].wq().type() == org.powerinfer4j.engine.tensor.GGMLType.Q4_0;
+            // repacked exactly when its type has a CPU layout (Q4_0, Q4_K, Q6_K, Q8_0) and the repack is on
+            boolean layout = org.powerinfer4j.engine.tensor.RepackedMatrix.repackable(m.weights().layers()[0].wq());
             assertThat(m.weights().layers()[0].wq().repacked() != null).as("attention weights repacked")
-                    .isEqualTo(q4 && repack && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
+                    .isEqualTo(layout && repack && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
             for (JsonNode r : ref.get("results")) {
                 int[] prompt = Stories260KParityTest.ints(r.get("prompt_ids"));
                 int[] expected = Stories260KParityTest.ints(r.get("generated_ids"));
