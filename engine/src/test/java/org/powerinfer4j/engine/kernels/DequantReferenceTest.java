@@ -113,11 +113,7 @@ class DequantReferenceTest {
         }
     }
 
-    private interface RowColValue {
-        float value(int row, int col);
-    }
-
-    private static void checkValues(Tensor t, ByteBuffer ref, RowColValue rep) {
+    private static void checkValues(Tensor t, ByteBuffer ref, RepackedChecks.RowColValue rep) {
         int n = t.rowLength(), rows = t.rows();
         for (int r = 0; r < rows; r++) {
             for (int i = 0; i < n; i++) {

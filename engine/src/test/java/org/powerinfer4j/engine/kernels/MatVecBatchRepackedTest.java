@@ -1,7 +1,5 @@
 package org.powerinfer4j.engine.kernels;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
@@ -33,12 +31,7 @@ class MatVecBatchRepackedTest {
             RepackedQ4 rep = RepackedQ4.allocate(arena, type, n, rows);
             rep.repackRows(plain, 0, rows);
             Tensor w = plain.withRepacked(rep);
-            float[] x = QuantData.randomFloats(r, batch * n);
-            float[] batched = new float[batch * rows], alone = new float[batch * rows];
-            MatrixOps.matVecBatch(pool, w, x, batch, batched);
-            for (int b = 0; b < batch; b++) MatrixOps.matVec(pool, w, x, b * n, alone, b * rows);
-            for (int i = 0; i < batched.length; i++)
-                assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
+            RepackedChecks.assertBatchEqualsAlone(pool, w, QuantData.randomFloats(r, batch * n), batch);
         }
     }
 }

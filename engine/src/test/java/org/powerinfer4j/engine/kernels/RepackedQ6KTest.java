@@ -23,17 +23,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  */
 class RepackedQ6KTest {
 
-    private record Pair(Tensor q6k, RepackedQ6K rep) {}
-
-    private static Pair random(int n, int rows, Random r, Arena arena, boolean extreme) {
-        MemorySegment seg = arena.allocate(GGMLType.Q6_K.byteSize((long) n * rows));
-        QuantData.fill(GGMLType.Q6_K, r, seg, 0, n * rows, extreme);
-        Tensor t = new Tensor("w", GGMLType.Q6_K, new long[] {n, rows}, seg);
-        RepackedQ6K rep = RepackedQ6K.allocate(arena, n, rows);
-        int mid = r.nextInt(rows + 1);   // two calls over disjoint rows, as the load's threads make them
-        rep.repackRows(t, 0, mid);
-        rep.repackRows(t, mid, rows);
-        return new Pair(t, rep);
+    private static Tensor random(int n, int rows, Random r, Arena arena, boolean extreme) {
+        return RepackedChecks.randomRepacked(GGMLType.Q6_K, n, rows, r, arena, extreme);
     }
 
     @Property(tries = 60)
@@ -42,13 +33,8 @@ class RepackedQ6KTest {
         Random r = new Random(seed);
         int n = 256 * superBlocks;
         try (Arena arena = Arena.ofConfined()) {
-            Pair p = random(n, rows, r, arena, extreme);
-            float[] ref = new float[n];
-            for (int row = 0; row < rows; row++) {
-                Kernels.scalar(GGMLType.Q6_K).dequantize(p.q6k().data(), p.q6k().rowOffset(row), ref, 0, n);
-                for (int col = 0; col < n; col++)
-                    assertThat(Float.floatToRawIntBits(p.rep().value(row, col))).as("row %d col %d", row, col).isEqualTo(Float.floatToRawIntBits(ref[col]));
-            }
+            Tensor w = random(n, rows, r, arena, extreme);
+            RepackedChecks.assertValuesBitExact(w, w.repackedQ6K()::value);
         }
     }
 
@@ -58,21 +44,22 @@ class RepackedQ6KTest {
         Random r = new Random(seed);
         int n = 256 * superBlocks, rows = 4 * groups;
         try (Arena arena = Arena.ofConfined()) {
-            Pair p = random(n, rows, r, arena, false);
+            Tensor w = random(n, rows, r, arena, false);
+            RepackedQ6K rep = w.repackedQ6K();
             int xOff = r.nextInt(7);
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
-            RepackedQ6KKernels.prepare(p.rep(), x, xOff, xp, xs);
+            RepackedQ6KKernels.prepare(rep, x, xOff, xp, xs);
             float[] four = new float[rows], lanes = new float[64];
-            for (int g = 0; g < rows; g += 4) RepackedQ6KKernels.dot4(p.rep(), g, xp, xs, four, g, lanes);
+            for (int g = 0; g < rows; g += 4) RepackedQ6KKernels.dot4(rep, g, xp, xs, four, g, lanes);
             for (int row = 0; row < rows; row++) {
-                float one = RepackedQ6KKernels.dot(p.rep(), row, xp, xs);
+                float one = RepackedQ6KKernels.dot(rep, row, xp, xs);
                 assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
-                long off = p.q6k().rowOffset(row);
-                double exact = QuantData.exactDot(GGMLType.Q6_K, p.q6k().data(), off, x, xOff, n);
-                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q6_K, p.q6k().data(), off, x, xOff, n));
+                long off = w.rowOffset(row);
+                double exact = QuantData.exactDot(GGMLType.Q6_K, w.data(), off, x, xOff, n);
+                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q6_K, w.data(), off, x, xOff, n));
                 assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
-                assertThat((double) RepackedQ6KKernels.dotReference(p.rep(), row, x, xOff)).isCloseTo(exact, tol);
+                assertThat((double) RepackedQ6KKernels.dotReference(rep, row, x, xOff)).isCloseTo(exact, tol);
             }
         }
     }
@@ -87,24 +74,20 @@ class RepackedQ6KTest {
         long saved = MatrixOps.parallelThreshold;
         MatrixOps.parallelThreshold = 1;   // small matrices reach the pool's row shares too
         try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
-            Pair p = random(n, rows, r, arena, false);
-            Tensor w = p.q6k().withRepacked(p.rep());
+            Tensor w = random(n, rows, r, arena, false);
             float[] x = QuantData.randomFloats(r, batch * n);
-            float[] batched = new float[batch * rows], alone = new float[batch * rows];
-            MatrixOps.matVecBatch(pool, w, x, batch, batched);
-            for (int b = 0; b < batch; b++) MatrixOps.matVec(pool, w, x, b * n, alone, b * rows);
-            for (int i = 0; i < batched.length; i++)
-                assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
+            float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
             int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
             float[] part = new float[to - from];
             MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
             for (int row = from; row < to; row++)
                 assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
             if (RepackedQ6KKernels.SUPPORTED) {
+                RepackedQ6K rep = w.repackedQ6K();
                 float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
-                RepackedQ6KKernels.prepare(p.rep(), x, 0, xp, xs);
+                RepackedQ6KKernels.prepare(rep, x, 0, xp, xs);
                 for (int row = 0; row < rows; row++)
-                    assertThat(alone[row]).as("matVec reads the repacked copy, row %d", row).isEqualTo(RepackedQ6KKernels.dot(p.rep(), row, xp, xs));
+                    assertThat(alone[row]).as("matVec reads the repacked copy, row %d", row).isEqualTo(RepackedQ6KKernels.dot(rep, row, xp, xs));
             }
         } finally {
             MatrixOps.parallelThreshold = saved;

@@ -24,17 +24,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  */
 class RepackedQ8Test {
 
-    private record Pair(Tensor q8, RepackedQ8 rep) {}
-
-    private static Pair random(int n, int rows, Random r, Arena arena, boolean extreme) {
-        MemorySegment seg = arena.allocate(GGMLType.Q8_0.byteSize((long) n * rows));
-        QuantData.fill(GGMLType.Q8_0, r, seg, 0, n * rows, extreme);
-        Tensor t = new Tensor("w", GGMLType.Q8_0, new long[] {n, rows}, seg);
-        RepackedQ8 rep = RepackedQ8.allocate(arena, n, rows);
-        int mid = r.nextInt(rows + 1);   // two calls over disjoint rows, as the load's threads make them
-        rep.repackRows(t, 0, mid);
-        rep.repackRows(t, mid, rows);
-        return new Pair(t, rep);
+    private static Tensor random(int n, int rows, Random r, Arena arena, boolean extreme) {
+        return RepackedChecks.randomRepacked(GGMLType.Q8_0, n, rows, r, arena, extreme);
     }
 
     @Property(tries = 60)
@@ -43,13 +34,8 @@ class RepackedQ8Test {
         Random r = new Random(seed);
         int n = 32 * blocks;
         try (Arena arena = Arena.ofConfined()) {
-            Pair p = random(n, rows, r, arena, extreme);
-            float[] ref = new float[n];
-            for (int row = 0; row < rows; row++) {
-                Kernels.scalar(GGMLType.Q8_0).dequantize(p.q8().data(), p.q8().rowOffset(row), ref, 0, n);
-                for (int col = 0; col < n; col++)
-                    assertThat(Float.floatToRawIntBits(p.rep().value(row, col))).as("row %d col %d", row, col).isEqualTo(Float.floatToRawIntBits(ref[col]));
-            }
+            Tensor w = random(n, rows, r, arena, extreme);
+            RepackedChecks.assertValuesBitExact(w, w.repackedQ8()::value);
         }
     }
 
@@ -59,22 +45,23 @@ class RepackedQ8Test {
         Random r = new Random(seed);
         int n = 32 * blocks, rows = 4 * groups;
         try (Arena arena = Arena.ofConfined()) {
-            Pair p = random(n, rows, r, arena, false);
+            Tensor w = random(n, rows, r, arena, false);
+            RepackedQ8 rep = w.repackedQ8();
             int xOff = r.nextInt(7);
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] four = new float[rows];
-            for (int g = 0; g < rows; g += 4) RepackedQ8Kernels.dot4(p.rep(), g, x, xOff, four, g);
+            for (int g = 0; g < rows; g += 4) RepackedQ8Kernels.dot4(rep, g, x, xOff, four, g);
             for (int row = 0; row < rows; row++) {
-                float one = RepackedQ8Kernels.dot(p.rep(), row, x, xOff);
+                float one = RepackedQ8Kernels.dot(rep, row, x, xOff);
                 assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
-                long off = p.q8().rowOffset(row);
+                long off = w.rowOffset(row);
                 if (Simd.ENABLED)
                     assertThat(one).as("the file layout's kernel, bit for bit (row %d)", row)
-                            .isEqualTo(Kernels.forType(GGMLType.Q8_0).dot(p.q8().data(), off, x, xOff, n));
-                double exact = QuantData.exactDot(GGMLType.Q8_0, p.q8().data(), off, x, xOff, n);
-                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q8_0, p.q8().data(), off, x, xOff, n));
+                            .isEqualTo(Kernels.forType(GGMLType.Q8_0).dot(w.data(), off, x, xOff, n));
+                double exact = QuantData.exactDot(GGMLType.Q8_0, w.data(), off, x, xOff, n);
+                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q8_0, w.data(), off, x, xOff, n));
                 assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
-                assertThat((double) RepackedQ8Kernels.dotReference(p.rep(), row, x, xOff)).isCloseTo(exact, tol);
+                assertThat((double) RepackedQ8Kernels.dotReference(rep, row, x, xOff)).isCloseTo(exact, tol);
             }
         }
     }
@@ -89,21 +76,16 @@ class RepackedQ8Test {
         long saved = MatrixOps.parallelThreshold;
         MatrixOps.parallelThreshold = 1;   // small matrices reach the pool's row shares too
         try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
-            Pair p = random(n, rows, r, arena, false);
-            Tensor w = p.q8().withRepacked(p.rep());
+            Tensor w = random(n, rows, r, arena, false);
             float[] x = QuantData.randomFloats(r, batch * n);
-            float[] batched = new float[batch * rows], alone = new float[batch * rows];
-            MatrixOps.matVecBatch(pool, w, x, batch, batched);
-            for (int b = 0; b < batch; b++) MatrixOps.matVec(pool, w, x, b * n, alone, b * rows);
-            for (int i = 0; i < batched.length; i++)
-                assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
+            float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
             int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
             float[] part = new float[to - from];
             MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
             for (int row = from; row < to; row++)
                 assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
             float[] file = new float[rows];
-            MatrixOps.matVec(pool, p.q8(), x, 0, file, 0);
+            MatrixOps.matVec(pool, w.withRepacked(null), x, 0, file, 0);   // the file's blocks alone
             for (int row = 0; row < rows; row++)
                 assertThat(alone[row]).as("the same bits as the file's layout, row %d", row).isEqualTo(file[row]);
         } finally {
