@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.RepackedQ8;
@@ -46,6 +47,16 @@ public final class MatrixOps {
     private static final int SMALL_BATCH = 16, SMALL_PANEL = 8;
 
     private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** Whether {@link #matVec} reads a repacked copy of a {@code type} matrix on this CPU (so whether making one pays). */
+    public static boolean readsRepacked(GGMLType type) {
+        return switch (type) {
+            case Q4_0, Q4_K -> RepackedQ4Kernels.SUPPORTED;
+            case Q6_K -> RepackedQ6KKernels.SUPPORTED;
+            case Q8_0 -> RepackedQ8Kernels.SUPPORTED;
+            default -> false;
+        };
+    }
 
     /** {@code out[outOff + r] = dot(row r of w, x[xOff..xOff+n))} for every row r. */
     public static void matVec(WorkerPool pool, Tensor w, float[] x, int xOff, float[] out, int outOff) {
@@ -187,7 +198,7 @@ public final class MatrixOps {
         MemorySegment data = w.data();
         long rowBytes = w.rowBytes();
         int n = w.rowLength();
-        org.powerinfer4j.engine.tensor.GGMLType type = w.type();
+        GGMLType type = w.type();
         for (int r = from; r < to; r++) out[outOff + r] = KQuantWordKernels.dot(type, data, (rowBase + r) * rowBytes, n, xp, xs, scales);
     }
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gguf.GGUFFormatException;
+import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedMatrix;
@@ -266,7 +267,8 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
         java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         java.util.List<Tensor> list = new java.util.ArrayList<>();
         java.util.function.Consumer<Tensor> want = t -> {
-            if (t != null && RepackedMatrix.repackable(t) && t.repacked() == null && seen.add(t)) list.add(t);
+            if (t != null && RepackedMatrix.repackable(t) && MatrixOps.readsRepacked(t.type())
+                    && t.repacked() == null && seen.add(t)) list.add(t);
         };
         for (LayerWeights l : layers) l.tensors().forEach((name, t) -> { if (denseProduct(l, name, ffn)) want.accept(t); });
         want.accept(output);
