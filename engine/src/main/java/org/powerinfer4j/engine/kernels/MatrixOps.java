@@ -127,8 +127,7 @@ public final class MatrixOps {
 
     /**
      * {@link #matVec} over repacked Q6_K, for {@code batch} vectors at once ({@code x[xOff + b·n]} → {@code out[outOff + b·rows]}):
-     * each vector prepared once on the calling thread, then every 4-row group meets the vectors one after the other
-     * while it is in L1, through the same kernels as one vector alone (so batching never changes a result's bits).
+     * each vector prepared once on the calling thread, then {@link #matVecGroups}.
      */
     private static void matVecQ6K(WorkerPool pool, RepackedQ6K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
         int n = m.rowLength();
@@ -138,36 +137,56 @@ public final class MatrixOps {
             xs[b] = b == 0 ? scratch(PERMUTED_XS, RepackedQ6KKernels.offsetsLength(n)) : new float[RepackedQ6KKernels.offsetsLength(n)];
             RepackedQ6KKernels.prepare(m, x, xOff + b * n, xp[b], xs[b]);
         }
+        matVecGroups(pool, new GroupKernels() {
+            public float dot(int row, int b) {
+                return RepackedQ6KKernels.dot(m, row, xp[b], xs[b]);
+            }
+
+            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
+                RepackedQ6KKernels.dot4(m, row, xp[b], xs[b], o, at, lanes);
+            }
+        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
+    }
+
+    /** {@link #matVec} over repacked Q8_0 for {@code batch} vectors (x as given: the layout needs no preparation), by {@link #matVecGroups}. */
+    private static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+        int n = m.rowLength();
+        matVecGroups(pool, new GroupKernels() {
+            public float dot(int row, int b) {
+                return RepackedQ8Kernels.dot(m, row, x, xOff + b * n);
+            }
+
+            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
+                RepackedQ8Kernels.dot4(m, row, x, xOff + b * n, o, at);
+            }
+        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
+    }
+
+    /** A repacked layout's kernels against prepared vector {@code b}: one row, or the 4-row group starting at {@code row}. */
+    private interface GroupKernels {
+        float dot(int row, int b);
+
+        void dot4(int row, int b, float[] out, int o, float[] lanes);
+    }
+
+    /**
+     * Rows {@code [rowFrom, rowFrom + rows)} times {@code batch} vectors into {@code out[outOff + b·rows + r]}, split over
+     * the pool in row shares: whole 4-row groups through {@code dot4}, rows before the first group and after the last
+     * through {@code dot}. Each group meets the vectors one after the other while it is in L1, through the kernels one
+     * vector alone takes, so batching never changes a result's bits.
+     */
+    private static void matVecGroups(WorkerPool pool, GroupKernels k, int rowFrom, int rows, long work, int batch, float[] out, int outOff) {
         WorkerPool.RangeTask range = (from, to, t) -> {
             float[] lanes = Simd.lanes();
             int r = from;
             for (; r < to && ((rowFrom + r) & 3) != 0; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ6KKernels.dot(m, rowFrom + r, xp[b], xs[b]);
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = k.dot(rowFrom + r, b);
             for (; r + 4 <= to; r += 4)
-                for (int b = 0; b < batch; b++) RepackedQ6KKernels.dot4(m, rowFrom + r, xp[b], xs[b], out, outOff + b * rows + r, lanes);
+                for (int b = 0; b < batch; b++) k.dot4(rowFrom + r, b, out, outOff + b * rows + r, lanes);
             for (; r < to; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ6KKernels.dot(m, rowFrom + r, xp[b], xs[b]);
+                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = k.dot(rowFrom + r, b);
         };
-        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) range.run(0, rows, 0);
-        else pool.forRange(rows, ROW_GRANULE, range);
-    }
-
-    /**
-     * {@link #matVec} over repacked Q8_0 for {@code batch} vectors (as {@link #matVecQ6K}): each 4-row group meets
-     * the vectors one after the other while it is in L1, through the kernels one vector alone takes.
-     */
-    private static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
-        int n = m.rowLength();
-        WorkerPool.RangeTask range = (from, to, t) -> {
-            int r = from;
-            for (; r < to && ((rowFrom + r) & 3) != 0; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ8Kernels.dot(m, rowFrom + r, x, xOff + b * n);
-            for (; r + 4 <= to; r += 4)
-                for (int b = 0; b < batch; b++) RepackedQ8Kernels.dot4(m, rowFrom + r, x, xOff + b * n, out, outOff + b * rows + r);
-            for (; r < to; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = RepackedQ8Kernels.dot(m, rowFrom + r, x, xOff + b * n);
-        };
-        if (pool.threads() == 1 || (long) rows * n * batch < parallelThreshold) range.run(0, rows, 0);
+        if (pool.threads() == 1 || work < parallelThreshold) range.run(0, rows, 0);
         else pool.forRange(rows, ROW_GRANULE, range);
     }
 
