@@ -159,10 +159,4 @@ public record RepackedQ6K(int rowLength, int rows, MemorySegment data) implement
     public float value(int r, int col) {
         return scale(r, col / 16) * (quant(r, col) - 32);
     }
-
-    /** Where column {@code col}'s activation sits in the permuted order the kernels read ({@code 16·slot + sub-block} per super-block). */
-    public static int permutedIndex(int col) {
-        int s = col / QK_K, j = col % QK_K / 16, p = col % 16;
-        return s * QK_K + 16 * p + j;
-    }
 }

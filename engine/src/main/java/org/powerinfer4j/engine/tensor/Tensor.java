@@ -7,7 +7,7 @@ import java.util.Arrays;
  * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
  * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
  * The data segment is never copied to the heap. {@code repacked} is null or a CPU-friendly copy of the same
- * Q4_0, Q4_K or Q6_K weights ({@link RepackedMatrix}) that the dense matrix–vector products use instead of {@code data}.
+ * Q4_0, Q4_K, Q6_K or Q8_0 weights ({@link RepackedMatrix}) that the dense matrix–vector products use instead of {@code data}.
  */
 public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedMatrix repacked) {
 
