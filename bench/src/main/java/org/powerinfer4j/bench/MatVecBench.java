@@ -33,7 +33,7 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
 public class MatVecBench {
 
-    @Param({"Q8_0", "Q8_0_REPACKED", "Q4_0", "Q4_0_REPACKED", "Q4_1", "Q4_K", "Q4_K_REPACKED", "Q5_K", "Q6_K", "Q6_K_REPACKED", "F16", "BF16", "F32"})
+    @Param({"Q8_0", "Q8_0_REPACKED", "Q4_0", "Q4_0_REPACKED", "Q4_1", "Q4_K", "Q4_K_REPACKED", "Q5_K", "Q5_K_REPACKED", "Q6_K", "Q6_K_REPACKED", "F16", "BF16", "F32"})
     public String type;
 
     @Param({"1", "2"})

@@ -62,7 +62,7 @@ final class WeightData {
     }
 
     /**
-     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} / {@code Q4_K_REPACKED} / {@code Q6_K_REPACKED} / {@code Q8_0_REPACKED}
+     * For a benchmark parameter: a ggml type name, or {@code Q4_0_REPACKED} / {@code Q4_K_REPACKED} / {@code Q5_K_REPACKED} / {@code Q6_K_REPACKED} / {@code Q8_0_REPACKED}
      * for that type with the CPU repacked copy the engine builds at load ({@link RepackedMatrix}) attached to every matrix copy.
      */
     static WeightData forParam(Arena arena, String type, int cols, int rows, long minWorkingSet, long seed) {

@@ -92,7 +92,7 @@ public final class Model implements AutoCloseable {
         this.sparseMode = chooseSparseMode(config, weights, options);
         this.pool = new WorkerPool(options.threads());
         try {
-            // dense products over Q4_0/Q4_K/Q6_K/Q8_0 run faster on a repacked copy (see RepackedMatrix); the sparse FFN reads the file
+            // dense products over Q4_0/Q4_K/Q5_K/Q6_K/Q8_0 run faster on a repacked copy (see RepackedMatrix); the sparse FFN reads the file
             this.weights = repacked(weights, options, switch (sparseMode) {   // exact computes the selector densely
                 case OFF -> ModelWeights.FfnRepack.ALL;
                 case EXACT -> ModelWeights.FfnRepack.SELECTOR;
@@ -137,7 +137,7 @@ public final class Model implements AutoCloseable {
         if (bytes == 0) return w;
         ModelListener l = o.listener();
         // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it
-        l.loadStarted("repacking Q4_0/Q4_K/Q6_K/Q8_0 matrices", bytes);
+        l.loadStarted("repacking Q4_0/Q4_K/Q5_K/Q6_K/Q8_0 matrices", bytes);
         try {
             return w.repackedForCpu(repackArena, pool, ffn, l::loadAdvanced);
         } catch (OutOfMemoryError e) {

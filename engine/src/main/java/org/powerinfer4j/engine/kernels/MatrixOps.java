@@ -10,6 +10,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedQ5K;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.RepackedQ8;
 import org.powerinfer4j.engine.tensor.Tensor;
@@ -52,6 +53,7 @@ public final class MatrixOps {
     public static boolean readsRepacked(GGMLType type) {
         return switch (type) {
             case Q4_0, Q4_K -> RepackedQ4Kernels.SUPPORTED;
+            case Q5_K -> RepackedQ5KKernels.SUPPORTED;
             case Q6_K -> RepackedQ6KKernels.SUPPORTED;
             case Q8_0 -> RepackedQ8Kernels.SUPPORTED;
             default -> false;
@@ -81,6 +83,11 @@ public final class MatrixOps {
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
             matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
+            return;
+        }
+        RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
+        if (q5 != null) {
+            matVecQ5K(pool, q5, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
@@ -144,6 +151,26 @@ public final class MatrixOps {
 
             public void dot4(int row, int b, float[] o, int at, float[] lanes) {
                 RepackedQ6KKernels.dot4(m, row, xp[b], xs[b], o, at, lanes);
+            }
+        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
+    }
+
+    /** {@link #matVec} over repacked Q5_K for {@code batch} vectors, as {@link #matVecQ6K}. */
+    private static void matVecQ5K(WorkerPool pool, RepackedQ5K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+        int n = m.rowLength(), np = m.paddedLength(), ns = RepackedQ5KKernels.offsetsLength(m);
+        float[][] xp = new float[batch][], xs = new float[batch][];
+        for (int b = 0; b < batch; b++) {
+            xp[b] = b == 0 ? scratch(PERMUTED_X, np) : new float[np];
+            xs[b] = b == 0 ? scratch(PERMUTED_XS, ns) : new float[ns];
+            RepackedQ5KKernels.prepare(m, x, xOff + b * n, xp[b], xs[b]);
+        }
+        matVecGroups(pool, new GroupKernels() {
+            public float dot(int row, int b) {
+                return RepackedQ5KKernels.dot(m, row, xp[b], xs[b]);
+            }
+
+            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
+                RepackedQ5KKernels.dot4(m, row, xp[b], xs[b], o, at, lanes);
             }
         }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
     }
@@ -249,6 +276,11 @@ public final class MatrixOps {
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
             matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
+            return;
+        }
+        RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
+        if (q5 != null) {
+            matVecQ5K(pool, q5, 0, rows, x, 0, batch, out, 0);
             return;
         }
         RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;

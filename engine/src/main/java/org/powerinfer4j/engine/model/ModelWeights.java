@@ -234,7 +234,7 @@ public record ModelWeights(Tensor tokenEmbd, Tensor outputNorm, Tensor output, b
     }
 
     /**
-     * These weights with a {@link RepackedMatrix} copy (allocated in {@code arena}) attached to every Q4_0, Q4_K, Q6_K and Q8_0 matrix the
+     * These weights with a {@link RepackedMatrix} copy (allocated in {@code arena}) attached to every Q4_0, Q4_K, Q5_K, Q6_K and Q8_0 matrix the
      * dense products read: attention projections, the output head, and the FFN matrices {@code ffn} names. Sparse FFN
      * paths read single rows of the mapped file and keep the original layout. The copy runs on {@code pool}'s threads.
      */

@@ -196,7 +196,7 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
     }
 
     /** ggml's get_scale_min_k4: sub-block j's 6-bit scale and min from the 12 scale bytes at {@code q}, as {@code sc | m << 8}. */
-    private static int scaleMin(byte[] s, int q, int j) {
+    static int scaleMin(byte[] s, int q, int j) {
         int d, m;
         if (j < 4) {
             d = s[q + j] & 63;

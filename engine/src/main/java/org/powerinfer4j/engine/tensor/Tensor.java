@@ -7,7 +7,7 @@ import java.util.Arrays;
  * A typed view of weights inside a mapped file (or other native memory). Shape is in ggml order:
  * {@code ne[0]} is the contiguous row length, {@code ne[1]} the number of rows, and so on.
  * The data segment is never copied to the heap. {@code repacked} is null or a CPU-friendly copy of the same
- * Q4_0, Q4_K, Q6_K or Q8_0 weights ({@link RepackedMatrix}) that the dense matrix–vector products use instead of {@code data}.
+ * Q4_0, Q4_K, Q5_K, Q6_K or Q8_0 weights ({@link RepackedMatrix}) that the dense matrix–vector products use instead of {@code data}.
  */
 public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, RepackedMatrix repacked) {
 
@@ -34,6 +34,11 @@ public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, 
     /** The repacked copy when it is a {@link RepackedQ8} (Q8_0), else null. */
     public RepackedQ8 repackedQ8() {
         return repacked instanceof RepackedQ8 q ? q : null;
+    }
+
+    /** The repacked copy when it is a {@link RepackedQ5K}, else null. */
+    public RepackedQ5K repackedQ5K() {
+        return repacked instanceof RepackedQ5K q ? q : null;
     }
 
     /** The repacked copy when it is a {@link RepackedQ6K}, else null. */

@@ -64,7 +64,7 @@ class QuietLibraryTest {
         }
         org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED, "no repack on this CPU");
         assertThat(events).hasSize(2);
-        assertThat(events.get(0)).startsWith("start repacking Q4_0/Q4_K/Q6_K/Q8_0 matrices ");
+        assertThat(events.get(0)).startsWith("start repacking Q4_0/Q4_K/Q5_K/Q6_K/Q8_0 matrices ");
         long total = Long.parseLong(events.get(0).substring(events.get(0).lastIndexOf(' ') + 1));
         assertThat(total).isPositive();
         assertThat(events.get(1)).isEqualTo("finished at " + total);

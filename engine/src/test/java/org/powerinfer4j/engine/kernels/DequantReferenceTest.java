@@ -18,6 +18,7 @@ import org.powerinfer4j.engine.TestData;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
+import org.powerinfer4j.engine.tensor.RepackedQ5K;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.RepackedQ8;
 import org.powerinfer4j.engine.tensor.Tensor;
@@ -70,6 +71,7 @@ class DequantReferenceTest {
                 }
             }
             if (RepackedQ4.repackable(t)) checkRepacked(t, ref);
+            if (RepackedQ5K.repackable(t)) checkRepackedQ5K(t, ref);
             if (RepackedQ6K.repackable(t)) checkRepackedQ6K(t, ref);
             if (RepackedQ8.repackable(t)) checkRepackedQ8(t, ref);
         }
@@ -92,6 +94,15 @@ class DequantReferenceTest {
                                 + ", kernel " + vec[at] + ", scalar " + sca[at]);
                 }
             }
+        }
+    }
+
+    /** Q5_K through its repacked copy: every value bit for bit gguf-py's. */
+    private static void checkRepackedQ5K(Tensor t, ByteBuffer ref) {
+        try (Arena arena = Arena.ofConfined()) {
+            RepackedQ5K rep = RepackedQ5K.allocate(arena, t.rowLength(), t.rows());
+            rep.repackRows(t, 0, t.rows());
+            checkValues(t, ref, rep::value);
         }
     }
 

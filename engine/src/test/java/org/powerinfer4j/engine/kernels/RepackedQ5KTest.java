@@ -1,0 +1,107 @@
+package org.powerinfer4j.engine.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.RepackedMatrix;
+import org.powerinfer4j.engine.tensor.RepackedQ5K;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * Q5_K through the repacked layout (odd super-block counts end in a half-empty tile, so both are drawn), against ggml's Q5_K block layout as the scalar reference kernel reads it (itself
+ * bit-exact against gguf-py; the repacked values are checked against gguf-py's dumps directly in
+ * {@link DequantReferenceTest}): the same values bit for bit, one-row and four-row dots bit-identical to each other
+ * and within float rounding of the exact product, and the batched product equal to one vector at a time.
+ */
+class RepackedQ5KTest {
+
+    private static Tensor random(int n, int rows, Random r, Arena arena, boolean extreme) {
+        return RepackedChecks.randomRepacked(GGMLType.Q5_K, n, rows, r, arena, extreme);
+    }
+
+    @Property(tries = 60)
+    void dequantizedValuesAreQ5_KsBitForBit(@ForAll @IntRange(min = 1, max = 5) int superBlocks, @ForAll @IntRange(min = 1, max = 9) int rows,
+                                            @ForAll boolean extreme, @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks;
+        try (Arena arena = Arena.ofConfined()) {
+            Tensor w = random(n, rows, r, arena, extreme);
+            RepackedChecks.assertValuesBitExact(w, w.repackedQ5K()::value);
+        }
+    }
+
+    @Property(tries = 60)
+    void dotsMatchTheExactProductAndFourRowsEqualOne(@ForAll @IntRange(min = 1, max = 5) int superBlocks, @ForAll @IntRange(min = 1, max = 3) int groups,
+                                                     @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks, rows = 4 * groups;
+        try (Arena arena = Arena.ofConfined()) {
+            Tensor w = random(n, rows, r, arena, false);
+            RepackedQ5K rep = w.repackedQ5K();
+            int xOff = r.nextInt(7);
+            float[] x = QuantData.randomFloats(r, n + xOff);
+            float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];
+            RepackedQ5KKernels.prepare(rep, x, xOff, xp, xs);
+            float[] four = new float[rows], lanes = new float[64];
+            for (int g = 0; g < rows; g += 4) RepackedQ5KKernels.dot4(rep, g, xp, xs, four, g, lanes);
+            for (int row = 0; row < rows; row++) {
+                float one = RepackedQ5KKernels.dot(rep, row, xp, xs);
+                assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
+                long off = w.rowOffset(row);
+                double exact = QuantData.exactDot(GGMLType.Q5_K, w.data(), off, x, xOff, n);
+                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q5_K, w.data(), off, x, xOff, n));
+                assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
+                assertThat((double) RepackedQ5KKernels.dotReference(rep, row, x, xOff)).isCloseTo(exact, tol);
+            }
+        }
+    }
+
+    /** matVec through the repacked copy (row ranges starting anywhere, 1 or 2 threads) and matVecBatch, bit for bit one vector alone. */
+    @Property(tries = 40)
+    void matVecAndItsBatchUseTheRepackedCopyAlike(@ForAll @IntRange(min = 1, max = 4) int superBlocks, @ForAll @IntRange(min = 1, max = 70) int rows,
+                                                   @ForAll @IntRange(min = 1, max = 6) int batch, @ForAll @IntRange(min = 1, max = 2) int threads,
+                                                   @ForAll long seed) {
+        Random r = new Random(seed);
+        int n = 256 * superBlocks;
+        long saved = MatrixOps.parallelThreshold;
+        MatrixOps.parallelThreshold = 1;   // small matrices reach the pool's row shares too
+        try (Arena arena = Arena.ofShared(); WorkerPool pool = new WorkerPool(threads)) {
+            Tensor w = random(n, rows, r, arena, false);
+            float[] x = QuantData.randomFloats(r, batch * n);
+            float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
+            int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
+            float[] part = new float[to - from];
+            MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
+            for (int row = from; row < to; row++)
+                assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
+            if (RepackedQ5KKernels.SUPPORTED) {
+                RepackedQ5K rep = w.repackedQ5K();
+                float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];
+                RepackedQ5KKernels.prepare(rep, x, 0, xp, xs);
+                for (int row = 0; row < rows; row++)
+                    assertThat(alone[row]).as("matVec reads the repacked copy, row %d", row).isEqualTo(RepackedQ5KKernels.dot(rep, row, xp, xs));
+            }
+        } finally {
+            MatrixOps.parallelThreshold = saved;
+        }
+    }
+
+    @Test
+    void shapesQ5_KCannotHoldAreRefused() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertThatThrownBy(() -> RepackedQ5K.allocate(arena, 100, 4)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiple of 256");
+            RepackedMatrix m = RepackedMatrix.allocate(arena, GGMLType.Q5_K, 256, 3);
+            assertThat(m).isInstanceOf(RepackedQ5K.class);
+            Tensor q4 = new Tensor("q4", GGMLType.Q4_0, new long[] {256, 3}, arena.allocate(GGMLType.Q4_0.byteSize(768)));
+            assertThatThrownBy(() -> m.repackRows(q4, 0, 3)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot repack q4");
+        }
+    }
+}
