@@ -118,7 +118,7 @@ public record RepackedQ4(int rowLength, int rows, int paddedLength, boolean mins
         int np = paddedLength(n);
         long groups = (rows + 3L) / 4;
         boolean mins = type == GGMLType.Q4_K;
-        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact(groups * (np / CHUNK), (long) TILE), 64), 64);
+        MemorySegment seg = ZeroedMemory.allocate(arena, Math.addExact(Math.multiplyExact(groups * (np / CHUNK), (long) TILE), 64), 64);
         return new RepackedQ4(n, rows, np, mins, seg);
     }
 

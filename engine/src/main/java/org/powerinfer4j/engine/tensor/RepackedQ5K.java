@@ -62,7 +62,7 @@ public record RepackedQ5K(int rowLength, int rows, MemorySegment data) implement
     public static RepackedQ5K allocate(Arena arena, int n, int rows) {
         if (n <= 0 || n % QK_K != 0) throw new IllegalArgumentException("Q5_K row length " + n + " is not a positive multiple of " + QK_K);
         if (rows < 0) throw new IllegalArgumentException("negative row count " + rows);
-        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact((rows + 3L) / 4, (long) tiles(n) * STRIDE), 64), 64);
+        MemorySegment seg = ZeroedMemory.allocate(arena, Math.addExact(Math.multiplyExact((rows + 3L) / 4, (long) tiles(n) * STRIDE), 64), 64);
         return new RepackedQ5K(n, rows, seg);
     }
 

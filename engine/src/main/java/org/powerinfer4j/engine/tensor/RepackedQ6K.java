@@ -55,7 +55,7 @@ public record RepackedQ6K(int rowLength, int rows, MemorySegment data) implement
     public static RepackedQ6K allocate(Arena arena, int n, int rows) {
         if (n <= 0 || n % QK_K != 0) throw new IllegalArgumentException("Q6_K row length " + n + " is not a positive multiple of " + QK_K);
         if (rows < 0) throw new IllegalArgumentException("negative row count " + rows);
-        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact((rows + 3L) / 4, groupBytes(n / QK_K)), 64), 64);
+        MemorySegment seg = ZeroedMemory.allocate(arena, Math.addExact(Math.multiplyExact((rows + 3L) / 4, groupBytes(n / QK_K)), 64), 64);
         return new RepackedQ6K(n, rows, seg);
     }
 

@@ -43,7 +43,7 @@ public record RepackedQ8(int rowLength, int rows, MemorySegment data) implements
         if (n <= 0 || n % QK != 0) throw new IllegalArgumentException("Q8_0 row length " + n + " is not a positive multiple of " + QK);
         if (rows < 0) throw new IllegalArgumentException("negative row count " + rows);
         long chunks = (n + CHUNK - 1) / CHUNK;
-        MemorySegment seg = arena.allocate(Math.addExact(Math.multiplyExact((rows + 3L) / 4 * chunks, (long) TILE), 64), 64);
+        MemorySegment seg = ZeroedMemory.allocate(arena, Math.addExact(Math.multiplyExact((rows + 3L) / 4 * chunks, (long) TILE), 64), 64);
         return new RepackedQ8(n, rows, seg);
     }
 
