@@ -51,4 +51,40 @@ final class RepackedChecks {
             assertThat(batched[i]).as("vector %d row %d", i / rows, i % rows).isEqualTo(alone[i]);
         return alone;
     }
+
+    /** A repacked layout's two kernels against one prepared x: one row, or the 4-row group starting at {@code row}. */
+    interface RowDots {
+        float dot(int row);
+
+        void dot4(int row, float[] out, int o);
+    }
+
+    /**
+     * For every row of {@code w} (a multiple of four rows): {@code dot} and {@code dot4} agree bit for bit, and both it and
+     * {@code reference} (the layout's scalar definition) are within the dot tolerance of the exact product of the file's row and x.
+     */
+    static void assertDotsAgreeAndMatchExact(Tensor w, float[] x, int xOff, RowDots k, java.util.function.IntToDoubleFunction reference) {
+        int rows = w.rows(), n = w.rowLength();
+        float[] four = new float[rows];
+        for (int g = 0; g < rows; g += 4) k.dot4(g, four, g);
+        for (int row = 0; row < rows; row++) {
+            float one = k.dot(row);
+            assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
+            long off = w.rowOffset(row);
+            double exact = QuantData.exactDot(w.type(), w.data(), off, x, xOff, n);
+            var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(w.type(), w.data(), off, x, xOff, n));
+            assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
+            assertThat(reference.applyAsDouble(row)).isCloseTo(exact, tol);
+        }
+    }
+
+    /** matVec over a random row range of w gives the rows of {@code whole} (a range's 4-row groups need not start at its first row). */
+    static void assertRangeEqualsWhole(WorkerPool pool, Tensor w, float[] x, float[] whole, Random r) {
+        int rows = w.rows();
+        int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
+        float[] part = new float[to - from];
+        MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);
+        for (int row = from; row < to; row++)
+            assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(whole[row]);
+    }
 }

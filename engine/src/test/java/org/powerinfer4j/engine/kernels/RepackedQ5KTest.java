@@ -50,17 +50,16 @@ class RepackedQ5KTest {
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];
             RepackedQ5KKernels.prepare(rep, x, xOff, xp, xs);
-            float[] four = new float[rows], lanes = new float[64];
-            for (int g = 0; g < rows; g += 4) RepackedQ5KKernels.dot4(rep, g, xp, xs, four, g, lanes);
-            for (int row = 0; row < rows; row++) {
-                float one = RepackedQ5KKernels.dot(rep, row, xp, xs);
-                assertThat(one).as("dot and dot4 agree bit for bit (row %d)", row).isEqualTo(four[row]);
-                long off = w.rowOffset(row);
-                double exact = QuantData.exactDot(GGMLType.Q5_K, w.data(), off, x, xOff, n);
-                var tol = org.assertj.core.data.Offset.offset(QuantData.dotTolerance(GGMLType.Q5_K, w.data(), off, x, xOff, n));
-                assertThat((double) one).as("row %d", row).isCloseTo(exact, tol);
-                assertThat((double) RepackedQ5KKernels.dotReference(rep, row, x, xOff)).isCloseTo(exact, tol);
-            }
+            float[] lanes = new float[64];
+            RepackedChecks.assertDotsAgreeAndMatchExact(w, x, xOff, new RepackedChecks.RowDots() {
+                public float dot(int row) {
+                    return RepackedQ5KKernels.dot(rep, row, xp, xs);
+                }
+
+                public void dot4(int row, float[] out, int o) {
+                    RepackedQ5KKernels.dot4(rep, row, xp, xs, out, o, lanes);
+                }
+            }, row -> RepackedQ5KKernels.dotReference(rep, row, x, xOff));
         }
     }
 
@@ -77,11 +76,7 @@ class RepackedQ5KTest {
             Tensor w = random(n, rows, r, arena, false);
             float[] x = QuantData.randomFloats(r, batch * n);
             float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
-            int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
-            float[] part = new float[to - from];
-            MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
-            for (int row = from; row < to; row++)
-                assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
+            RepackedChecks.assertRangeEqualsWhole(pool, w, x, alone, r);
             if (RepackedQ5KKernels.SUPPORTED) {
                 RepackedQ5K rep = w.repackedQ5K();
                 float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];

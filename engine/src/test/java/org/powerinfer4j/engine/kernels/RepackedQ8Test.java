@@ -79,11 +79,7 @@ class RepackedQ8Test {
             Tensor w = random(n, rows, r, arena, false);
             float[] x = QuantData.randomFloats(r, batch * n);
             float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
-            int from = r.nextInt(rows), to = from + 1 + r.nextInt(rows - from);
-            float[] part = new float[to - from];
-            MatrixOps.matVec(pool, w, from, to, x, 0, part, 0);   // a range's 4-row groups need not start at its first row
-            for (int row = from; row < to; row++)
-                assertThat(part[row - from]).as("rows [%d, %d) row %d", from, to, row).isEqualTo(alone[row]);
+            RepackedChecks.assertRangeEqualsWhole(pool, w, x, alone, r);
             float[] file = new float[rows];
             MatrixOps.matVec(pool, w.withRepacked(null), x, 0, file, 0);   // the file's blocks alone
             for (int row = 0; row < rows; row++)
