@@ -35,7 +35,7 @@ public final class MatrixOps {
      */
     static long parallelThreshold = 1 << 15;
     /** Rows per thread share granule: 16 floats of {@code out} fill one cache line, so threads never share one. */
-    private static final int ROW_GRANULE = 16;
+    static final int ROW_GRANULE = 16;
     /** Register tile of {@link #matMul}: MR weight rows × NB batch columns of accumulators. */
     private static final int MR = 4, NB = 3;
     /** Target size in floats of one thread's dequantized row panel (256 KiB: stays in L2). */
@@ -82,17 +82,17 @@ public final class MatrixOps {
         }
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
-            matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
+            RepackedGroupProducts.matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
         if (q5 != null) {
-            matVecQ5K(pool, q5, rowFrom, rows, x, xOff, 1, out, outOff);
+            RepackedGroupProducts.matVecQ5K(pool, q5, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
         if (q8 != null) {
-            matVecQ8(pool, q8, rowFrom, rows, x, xOff, 1, out, outOff);
+            RepackedGroupProducts.matVecQ8(pool, q8, rowFrom, rows, x, xOff, 1, out, outOff);
             return;
         }
         if (KQuantWordKernels.handles(w.type())) {
@@ -132,93 +132,8 @@ public final class MatrixOps {
         for (; r < to; r++) out[outOff + r] = RepackedQ4Kernels.dot(rep, rowBase + r, xp, xs8);
     }
 
-    /**
-     * {@link #matVec} over repacked Q6_K, for {@code batch} vectors at once ({@code x[xOff + b·n]} → {@code out[outOff + b·rows]}):
-     * each vector prepared once on the calling thread, then {@link #matVecGroups}.
-     */
-    private static void matVecQ6K(WorkerPool pool, RepackedQ6K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
-        int n = m.rowLength();
-        float[][] xp = new float[batch][], xs = new float[batch][];
-        for (int b = 0; b < batch; b++) {
-            xp[b] = b == 0 ? scratch(PERMUTED_X, n) : new float[n];
-            xs[b] = b == 0 ? scratch(PERMUTED_XS, RepackedQ6KKernels.offsetsLength(n)) : new float[RepackedQ6KKernels.offsetsLength(n)];
-            RepackedQ6KKernels.prepare(m, x, xOff + b * n, xp[b], xs[b]);
-        }
-        matVecGroups(pool, new GroupKernels() {
-            public float dot(int row, int b) {
-                return RepackedQ6KKernels.dot(m, row, xp[b], xs[b]);
-            }
-
-            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
-                RepackedQ6KKernels.dot4(m, row, xp[b], xs[b], o, at, lanes);
-            }
-        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
-    }
-
-    /** {@link #matVec} over repacked Q5_K for {@code batch} vectors, as {@link #matVecQ6K}. */
-    private static void matVecQ5K(WorkerPool pool, RepackedQ5K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
-        int n = m.rowLength(), np = m.paddedLength(), ns = RepackedQ5KKernels.offsetsLength(m);
-        float[][] xp = new float[batch][], xs = new float[batch][];
-        for (int b = 0; b < batch; b++) {
-            xp[b] = b == 0 ? scratch(PERMUTED_X, np) : new float[np];
-            xs[b] = b == 0 ? scratch(PERMUTED_XS, ns) : new float[ns];
-            RepackedQ5KKernels.prepare(m, x, xOff + b * n, xp[b], xs[b]);
-        }
-        matVecGroups(pool, new GroupKernels() {
-            public float dot(int row, int b) {
-                return RepackedQ5KKernels.dot(m, row, xp[b], xs[b]);
-            }
-
-            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
-                RepackedQ5KKernels.dot4(m, row, xp[b], xs[b], o, at, lanes);
-            }
-        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
-    }
-
-    /** {@link #matVec} over repacked Q8_0 for {@code batch} vectors (x as given: the layout needs no preparation), by {@link #matVecGroups}. */
-    private static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
-        int n = m.rowLength();
-        matVecGroups(pool, new GroupKernels() {
-            public float dot(int row, int b) {
-                return RepackedQ8Kernels.dot(m, row, x, xOff + b * n);
-            }
-
-            public void dot4(int row, int b, float[] o, int at, float[] lanes) {
-                RepackedQ8Kernels.dot4(m, row, x, xOff + b * n, o, at);
-            }
-        }, rowFrom, rows, (long) rows * n * batch, batch, out, outOff);
-    }
-
-    /** A repacked layout's kernels against prepared vector {@code b}: one row, or the 4-row group starting at {@code row}. */
-    private interface GroupKernels {
-        float dot(int row, int b);
-
-        void dot4(int row, int b, float[] out, int o, float[] lanes);
-    }
-
-    /**
-     * Rows {@code [rowFrom, rowFrom + rows)} times {@code batch} vectors into {@code out[outOff + b·rows + r]}, split over
-     * the pool in row shares: whole 4-row groups through {@code dot4}, rows before the first group and after the last
-     * through {@code dot}. Each group meets the vectors one after the other while it is in L1, through the kernels one
-     * vector alone takes, so batching never changes a result's bits.
-     */
-    private static void matVecGroups(WorkerPool pool, GroupKernels k, int rowFrom, int rows, long work, int batch, float[] out, int outOff) {
-        WorkerPool.RangeTask range = (from, to, t) -> {
-            float[] lanes = Simd.lanes();
-            int r = from;
-            for (; r < to && ((rowFrom + r) & 3) != 0; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = k.dot(rowFrom + r, b);
-            for (; r + 4 <= to; r += 4)
-                for (int b = 0; b < batch; b++) k.dot4(rowFrom + r, b, out, outOff + b * rows + r, lanes);
-            for (; r < to; r++)
-                for (int b = 0; b < batch; b++) out[outOff + b * rows + r] = k.dot(rowFrom + r, b);
-        };
-        if (pool.threads() == 1 || work < parallelThreshold) range.run(0, rows, 0);
-        else pool.forRange(rows, ROW_GRANULE, range);
-    }
-
     /** This thread's buffer of {@code holder}, grown to at least {@code length} floats. */
-    private static float[] scratch(ThreadLocal<float[]> holder, int length) {
+    static float[] scratch(ThreadLocal<float[]> holder, int length) {
         float[] a = holder.get();
         if (a.length < length) holder.set(a = new float[length]);
         return a;
@@ -248,8 +163,8 @@ public final class MatrixOps {
         for (int r = from; r < to; r++) out[outOff + r] = KQuantWordKernels.dot(type, data, (rowBase + r) * rowBytes, n, xp, xs, scales);
     }
 
-    private static final ThreadLocal<float[]> PERMUTED_X = ThreadLocal.withInitial(() -> new float[0]);
-    private static final ThreadLocal<float[]> PERMUTED_XS = ThreadLocal.withInitial(() -> new float[0]);
+    static final ThreadLocal<float[]> PERMUTED_X = ThreadLocal.withInitial(() -> new float[0]);
+    static final ThreadLocal<float[]> PERMUTED_XS = ThreadLocal.withInitial(() -> new float[0]);
 
     private static void matVecRows(RowKernel k, MemorySegment data, long rowBytes, int n, int rowBase, int from, int to,
                                    float[] x, int xOff, float[] out, int outOff) {
@@ -275,17 +190,17 @@ public final class MatrixOps {
         }
         RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
         if (q6 != null) {
-            matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
+            RepackedGroupProducts.matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
             return;
         }
         RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
         if (q5 != null) {
-            matVecQ5K(pool, q5, 0, rows, x, 0, batch, out, 0);
+            RepackedGroupProducts.matVecQ5K(pool, q5, 0, rows, x, 0, batch, out, 0);
             return;
         }
         RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
         if (q8 != null) {
-            matVecQ8(pool, q8, 0, rows, x, 0, batch, out, 0);
+            RepackedGroupProducts.matVecQ8(pool, q8, 0, rows, x, 0, batch, out, 0);
             return;
         }
         RepackedQ4 rep = w.repackedQ4();
