@@ -70,7 +70,7 @@ public final class ModelOptionsMixin {
     String decodeBatching;
 
     @Option(names = "--no-repack",
-            description = "Compute dense products straight from the mapped Q4_0, Q4_K, Q6_K and Q8_0 blocks instead of a repacked copy made at load "
+            description = "Compute dense products straight from the mapped Q4_0, Q4_K, Q5_K, Q6_K and Q8_0 blocks instead of a repacked copy made at load "
                     + "(saves ~1.1× (Q6_K: ~1.07×) those matrices' size in memory and the copy's time; decode and prefill are slower).")
     boolean noRepack;
 

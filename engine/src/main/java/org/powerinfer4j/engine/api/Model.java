@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import java.lang.foreign.Arena;
-import org.powerinfer4j.engine.kernels.RepackedQ4Kernels;
 import org.powerinfer4j.engine.backend.GpuLayers;
 import org.powerinfer4j.engine.backend.GpuOptions;
 import org.powerinfer4j.engine.gpu.GpuBackend;
@@ -130,10 +129,10 @@ public final class Model implements AutoCloseable {
         this.loadMillis = (System.nanoTime() - startNanos) / 1_000_000;   // includes the repack
     }
 
-    /** The weights with repacked Q4_0, Q4_K, Q6_K and Q8_0 copies when asked for and possible; without them (one note) when memory runs out. */
+    /** The weights with repacked Q4_0, Q4_K, Q5_K, Q6_K and Q8_0 copies when asked for and possible (MatrixOps.readsRepacked); without them (one note) when memory runs out. */
     private ModelWeights repacked(ModelWeights w, ModelOptions o, ModelWeights.FfnRepack ffn) {
-        if (!o.repack() || !RepackedQ4Kernels.SUPPORTED) return w;
-        long bytes = w.repackBytes(ffn);
+        if (!o.repack()) return w;
+        long bytes = w.repackBytes(ffn);   // 0 where no type has kernels for its copy here
         if (bytes == 0) return w;
         ModelListener l = o.listener();
         // the copy is most of a large model's load time (it reads every Q4 matrix from the file): the listener shows it

@@ -23,7 +23,7 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * @param kvCacheType   F16 (default, as llama.cpp) or F32 keys/values
  * @param gpu           hybrid CPU/GPU FFN for predict mode ({@code --gpu}, {@code --vram-budget}, {@code --gpu-index});
  *                      {@link GpuOptions#OFF} = CPU only
- * @param repack        repack Q4_0, Q4_K, Q6_K and Q8_0 matrices used by dense products into the CPU layouts of
+ * @param repack        repack Q4_0, Q4_K, Q5_K, Q6_K and Q8_0 matrices used by dense products into the CPU layouts of
  *                      {@link org.powerinfer4j.engine.tensor.RepackedMatrix} at load ({@code --no-repack} turns it off):
  *                      about 1.0–1.1× their size in native memory and a one-time copy, for faster decode (and prefill: Q4)
  * @param decodeBatching how the decode steps of concurrent sessions share passes over the weights

@@ -10,9 +10,6 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.RepackedQ4;
-import org.powerinfer4j.engine.tensor.RepackedQ5K;
-import org.powerinfer4j.engine.tensor.RepackedQ6K;
-import org.powerinfer4j.engine.tensor.RepackedQ8;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -80,21 +77,7 @@ public final class MatrixOps {
             matVecRepacked(pool, rep, rowFrom, rows, x, xOff, out, outOff);
             return;
         }
-        RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
-        if (q6 != null) {
-            RepackedGroupProducts.matVecQ6K(pool, q6, rowFrom, rows, x, xOff, 1, out, outOff);
-            return;
-        }
-        RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
-        if (q5 != null) {
-            RepackedGroupProducts.matVecQ5K(pool, q5, rowFrom, rows, x, xOff, 1, out, outOff);
-            return;
-        }
-        RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
-        if (q8 != null) {
-            RepackedGroupProducts.matVecQ8(pool, q8, rowFrom, rows, x, xOff, 1, out, outOff);
-            return;
-        }
+        if (RepackedGroupProducts.run(pool, w, rowFrom, rows, x, xOff, 1, out, outOff)) return;
         if (KQuantWordKernels.handles(w.type())) {
             matVecWords(pool, w, rowFrom, rows, x, xOff, out, outOff);
             return;
@@ -188,21 +171,7 @@ public final class MatrixOps {
             matVec(pool, w, x, 0, out, 0);
             return;
         }
-        RepackedQ6K q6 = RepackedQ6KKernels.SUPPORTED ? w.repackedQ6K() : null;
-        if (q6 != null) {
-            RepackedGroupProducts.matVecQ6K(pool, q6, 0, rows, x, 0, batch, out, 0);
-            return;
-        }
-        RepackedQ5K q5 = RepackedQ5KKernels.SUPPORTED ? w.repackedQ5K() : null;
-        if (q5 != null) {
-            RepackedGroupProducts.matVecQ5K(pool, q5, 0, rows, x, 0, batch, out, 0);
-            return;
-        }
-        RepackedQ8 q8 = RepackedQ8Kernels.SUPPORTED ? w.repackedQ8() : null;
-        if (q8 != null) {
-            RepackedGroupProducts.matVecQ8(pool, q8, 0, rows, x, 0, batch, out, 0);
-            return;
-        }
+        if (RepackedGroupProducts.run(pool, w, 0, rows, x, 0, batch, out, 0)) return;
         RepackedQ4 rep = w.repackedQ4();
         boolean repacked = rep != null && RepackedQ4Kernels.SUPPORTED, words = !repacked && KQuantWordKernels.handles(w.type());
         float[][] xp = null, xs = null;

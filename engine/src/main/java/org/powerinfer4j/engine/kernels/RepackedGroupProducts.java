@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.kernels;
 import org.powerinfer4j.engine.tensor.RepackedQ5K;
 import org.powerinfer4j.engine.tensor.RepackedQ6K;
 import org.powerinfer4j.engine.tensor.RepackedQ8;
+import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * {@link MatrixOps#matVec} and {@link MatrixOps#matVecBatch} over the repacked layouts whose kernels take one vector
@@ -14,10 +15,27 @@ final class RepackedGroupProducts {
     private RepackedGroupProducts() {}
 
     /**
+     * Rows {@code [rowFrom, rowFrom + rows)} of {@code w} times {@code batch} vectors ({@code x[xOff + b·n]} →
+     * {@code out[outOff + b·rows]}) through its repacked copy, when it has one of these layouts whose kernels run here;
+     * false (nothing done) otherwise.
+     */
+    static boolean run(WorkerPool pool, Tensor w, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+        switch (w.repacked()) {
+            case RepackedQ6K m when RepackedQ6KKernels.SUPPORTED -> matVecQ6K(pool, m, rowFrom, rows, x, xOff, batch, out, outOff);
+            case RepackedQ5K m when RepackedQ5KKernels.SUPPORTED -> matVecQ5K(pool, m, rowFrom, rows, x, xOff, batch, out, outOff);
+            case RepackedQ8 m when RepackedQ8Kernels.SUPPORTED -> matVecQ8(pool, m, rowFrom, rows, x, xOff, batch, out, outOff);
+            case null, default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * {@link MatrixOps#matVec} over repacked Q6_K, for {@code batch} vectors at once ({@code x[xOff + b·n]} → {@code out[outOff + b·rows]}):
      * each vector prepared once on the calling thread, then {@link #matVecGroups}.
      */
-    static void matVecQ6K(WorkerPool pool, RepackedQ6K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+    private static void matVecQ6K(WorkerPool pool, RepackedQ6K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
         int n = m.rowLength();
         float[][] xp = new float[batch][], xs = new float[batch][];
         for (int b = 0; b < batch; b++) {
@@ -37,7 +55,7 @@ final class RepackedGroupProducts {
     }
 
     /** {@link MatrixOps#matVec} over repacked Q5_K for {@code batch} vectors, as {@link #matVecQ6K}. */
-    static void matVecQ5K(WorkerPool pool, RepackedQ5K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+    private static void matVecQ5K(WorkerPool pool, RepackedQ5K m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
         int n = m.rowLength(), np = m.paddedLength(), ns = RepackedQ5KKernels.offsetsLength(m);
         float[][] xp = new float[batch][], xs = new float[batch][];
         for (int b = 0; b < batch; b++) {
@@ -57,7 +75,7 @@ final class RepackedGroupProducts {
     }
 
     /** {@link MatrixOps#matVec} over repacked Q8_0 for {@code batch} vectors (x as given: the layout needs no preparation), by {@link #matVecGroups}. */
-    static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
+    private static void matVecQ8(WorkerPool pool, RepackedQ8 m, int rowFrom, int rows, float[] x, int xOff, int batch, float[] out, int outOff) {
         int n = m.rowLength();
         matVecGroups(pool, new GroupKernels() {
             public float dot(int row, int b) {

@@ -31,21 +31,6 @@ public record Tensor(String name, GGMLType type, long[] ne, MemorySegment data, 
         return repacked instanceof RepackedQ4 q ? q : null;
     }
 
-    /** The repacked copy when it is a {@link RepackedQ8} (Q8_0), else null. */
-    public RepackedQ8 repackedQ8() {
-        return repacked instanceof RepackedQ8 q ? q : null;
-    }
-
-    /** The repacked copy when it is a {@link RepackedQ5K}, else null. */
-    public RepackedQ5K repackedQ5K() {
-        return repacked instanceof RepackedQ5K q ? q : null;
-    }
-
-    /** The repacked copy when it is a {@link RepackedQ6K}, else null. */
-    public RepackedQ6K repackedQ6K() {
-        return repacked instanceof RepackedQ6K q ? q : null;
-    }
-
     public long elementCount() {
         long n = 1;
         for (long d : ne) n = Math.multiplyExact(n, d);

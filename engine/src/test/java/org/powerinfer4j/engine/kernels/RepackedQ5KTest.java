@@ -34,7 +34,7 @@ class RepackedQ5KTest {
         int n = 256 * superBlocks;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, extreme);
-            RepackedChecks.assertValuesBitExact(w, w.repackedQ5K()::value);
+            RepackedChecks.assertValuesBitExact(w, ((RepackedQ5K) w.repacked())::value);
         }
     }
 
@@ -45,7 +45,7 @@ class RepackedQ5KTest {
         int n = 256 * superBlocks, rows = 4 * groups;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, false);
-            RepackedQ5K rep = w.repackedQ5K();
+            RepackedQ5K rep = ((RepackedQ5K) w.repacked());
             int xOff = r.nextInt(7);
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];
@@ -78,7 +78,7 @@ class RepackedQ5KTest {
             float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
             RepackedChecks.assertRangeEqualsWhole(pool, w, x, alone, r);
             if (RepackedQ5KKernels.SUPPORTED) {
-                RepackedQ5K rep = w.repackedQ5K();
+                RepackedQ5K rep = ((RepackedQ5K) w.repacked());
                 float[] xp = new float[rep.paddedLength()], xs = new float[RepackedQ5KKernels.offsetsLength(rep)];
                 RepackedQ5KKernels.prepare(rep, x, 0, xp, xs);
                 for (int row = 0; row < rows; row++)

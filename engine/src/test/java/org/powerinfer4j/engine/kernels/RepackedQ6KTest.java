@@ -34,7 +34,7 @@ class RepackedQ6KTest {
         int n = 256 * superBlocks;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, extreme);
-            RepackedChecks.assertValuesBitExact(w, w.repackedQ6K()::value);
+            RepackedChecks.assertValuesBitExact(w, ((RepackedQ6K) w.repacked())::value);
         }
     }
 
@@ -45,7 +45,7 @@ class RepackedQ6KTest {
         int n = 256 * superBlocks, rows = 4 * groups;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, false);
-            RepackedQ6K rep = w.repackedQ6K();
+            RepackedQ6K rep = ((RepackedQ6K) w.repacked());
             int xOff = r.nextInt(7);
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
@@ -78,7 +78,7 @@ class RepackedQ6KTest {
             float[] alone = RepackedChecks.assertBatchEqualsAlone(pool, w, x, batch);
             RepackedChecks.assertRangeEqualsWhole(pool, w, x, alone, r);
             if (RepackedQ6KKernels.SUPPORTED) {
-                RepackedQ6K rep = w.repackedQ6K();
+                RepackedQ6K rep = ((RepackedQ6K) w.repacked());
                 float[] xp = new float[n], xs = new float[RepackedQ6KKernels.offsetsLength(n)];
                 RepackedQ6KKernels.prepare(rep, x, 0, xp, xs);
                 for (int row = 0; row < rows; row++)

@@ -35,7 +35,7 @@ class RepackedQ8Test {
         int n = 32 * blocks;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, extreme);
-            RepackedChecks.assertValuesBitExact(w, w.repackedQ8()::value);
+            RepackedChecks.assertValuesBitExact(w, ((RepackedQ8) w.repacked())::value);
         }
     }
 
@@ -46,7 +46,7 @@ class RepackedQ8Test {
         int n = 32 * blocks, rows = 4 * groups;
         try (Arena arena = Arena.ofConfined()) {
             Tensor w = random(n, rows, r, arena, false);
-            RepackedQ8 rep = w.repackedQ8();
+            RepackedQ8 rep = ((RepackedQ8) w.repacked());
             int xOff = r.nextInt(7);
             float[] x = QuantData.randomFloats(r, n + xOff);
             float[] four = new float[rows];

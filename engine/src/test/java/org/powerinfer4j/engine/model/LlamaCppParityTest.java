@@ -63,7 +63,7 @@ class LlamaCppParityTest {
         JsonNode ref = JSON.readTree(Files.readString(TestData.file(reference)));
         Path path = TestData.file(model);
         try (Model m = Model.open(path, ModelOptions.defaults().withThreads(2).withContextLength(512).withRepack(repack))) {
-            // repacked exactly when its type has a CPU layout (Q4_0, Q4_K, Q6_K, Q8_0) the kernels read here and the repack is on
+            // repacked exactly when its type has a CPU layout (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0) the kernels read here and the repack is on
             org.powerinfer4j.engine.tensor.Tensor wq = m.weights().layers()[0].wq();
             boolean layout = org.powerinfer4j.engine.tensor.RepackedMatrix.repackable(wq) && org.powerinfer4j.engine.kernels.MatrixOps.readsRepacked(wq.type());
             assertThat(m.weights().layers()[0].wq().repacked() != null).as("attention weights repacked")
