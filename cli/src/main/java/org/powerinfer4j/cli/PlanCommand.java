@@ -12,7 +12,6 @@ import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.backend.HybridSetup;
 import org.powerinfer4j.engine.model.ModelWeights;
-import org.powerinfer4j.engine.placement.GpuIndex;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -24,7 +23,9 @@ import picocli.CommandLine.Spec;
         description = {"Plan what --gpu ... --vram-budget puts on the device: the attention blocks (weights, F32 KV cache,",
                 "session buffers) that fit, then the hybrid FFN (workspace, predictors, hot rows) with the most frequently",
                 "firing FFN neurons in the rest. Prints the device footprint the runtime allocates, allocation by",
-                "allocation totalled per category, and writes PowerInfer's GPU index (PWRI, generic.gpu_index).",
+                "allocation totalled per category, and writes PowerInfer's GPU index (PWRI, generic.gpu_index). Mixture-of-experts",
+                "models are planned per routed expert (hot experts and hot neurons within experts; the index's expert layers",
+                "are our extension, [n_ff, n_expert] masks).",
                 "Example: plan -m model.powerinfer.gguf --vram-budget 4 --activations model.activations.gguf -c 2048"})
 public final class PlanCommand implements Callable<Integer> {
     @Spec
@@ -80,18 +81,20 @@ public final class PlanCommand implements Callable<Integer> {
             ModelWeights w = ModelWeights.load(f, c);
             int ctx = context > 0 ? context : Math.min(c.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
             // the runtime's own planning (HybridSetup.plan): what plan prints is what --gpu ... --vram-budget allocates
-            HybridSetup.DevicePlan dp = HybridSetup.plan(c, w, ctx, batch, budget, stats.counts(), tile, "plan");
+            HybridSetup.DevicePlan dp = HybridSetup.planFromProfile(c, w, ctx, batch, budget, stats, tile, "plan");
             out.printf(Locale.ROOT, "model %s: ctx %d, KV F32, batch %d; %d of %d attention blocks on the GPU%n", model.getFileName(), ctx, batch,
                     dp.attentionLayers(), c.layers());
-            if (!java.util.Arrays.stream(w.layers()).allMatch(l -> l.hasPredictor()))
-                out.println("note: this model has no activation predictors; the hybrid runtime needs them (train-predictors)");
+            boolean predictors = java.util.Arrays.stream(dp.units().allWeights()).allMatch(l -> l.hasPredictor());
+            if (!predictors) out.println("note: this model has no activation predictors; the hybrid runtime needs them (train-predictors)");
+            if (dp.units().ofExperts())
+                out.printf(Locale.ROOT, "mixture of experts: %d units (layer, routed expert), each placed from its own profile counts%n", dp.units().size());
             out.println("hot-neuron solver, on the FFN's share of the budget:");
             out.print(dp.placement().plan().table());
             out.println();
             out.print(dp.footprint().table());
             out.printf(Locale.ROOT, "VRAM budget %,d bytes, %,d free%n", budget, budget - dp.footprint().totalBytes());
             Path o = output != null ? output : model.resolveSibling(model.getFileName() + ".generated.gpuidx");
-            GpuIndex.of(budget, dp.placement().ffSizes(), dp.placement().plan().hot().neurons()).write(o);
+            dp.gpuIndex(budget).write(o);
             out.println("wrote " + o);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

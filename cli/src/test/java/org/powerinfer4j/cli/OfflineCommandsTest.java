@@ -91,5 +91,20 @@ class OfflineCommandsTest {
                 .withContextLength(64).withActivation(org.powerinfer4j.engine.model.FfnActivation.REGLU))) {
             assertThat(m.sparseMode()).isEqualTo(org.powerinfer4j.engine.sparse.SparseMode.PREDICT);
         }
+
+        // placed per (layer, expert): profile, plan (our expert layers in the GPU index), then the hybrid FFN from that index
+        Run p = run("profile", "-m", out.toString(), "--ffn-act", "reglu", "-t", "1", "-c", "128", "--sample", "256");
+        assertThat(p.rc).as(p.err).isZero();
+        Run plan = run("plan", "-m", out.toString(), "--vram-budget", "0.002", "-c", "128", "-b", "8", "--tile", "4");
+        assertThat(plan.rc).as(plan.err).isZero();
+        assertThat(plan.out).contains("mixture of experts: 8 units").contains("blk.1.e3").contains("hot FFN rows");
+        Path idxFile = dir.resolve("moe.powerinfer.gguf.generated.gpuidx");
+        GpuIndex idx = GpuIndex.read(idxFile);
+        assertThat(idx.experts(1)).isEqualTo(4);
+        assertThat(idx.totalNeurons()).isPositive();
+        Run hybrid = run("generate", "-m", out.toString(), "--ffn-act", "reglu", "-p", "hello", "-n", "4", "-t", "1", "-b", "8",
+                "--gpu", "sim", "--gpu-index", idxFile.toString());
+        assertThat(hybrid.rc).as(hybrid.err).isZero();
+        assertThat(hybrid.err).doesNotContain("experts run on the CPU");
     }
 }

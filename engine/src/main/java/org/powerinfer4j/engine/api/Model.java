@@ -7,6 +7,8 @@ import org.powerinfer4j.engine.kernels.WorkerPool;
 import java.lang.foreign.Arena;
 import org.powerinfer4j.engine.backend.GpuLayers;
 import org.powerinfer4j.engine.backend.GpuOptions;
+import org.powerinfer4j.engine.backend.HybridFeedForward;
+import org.powerinfer4j.engine.backend.HybridUnits;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;
@@ -196,10 +198,14 @@ public final class Model implements AutoCloseable {
             if (sparseMode == SparseMode.OFF)
                 return config.activation().isRelu() && stats != null ? new MoeFeedForward(config, SparseExpertFeedForward.denseWithStats(stats))
                         : new MoeFeedForward(config);
-            if (sparseMode == SparseMode.PREDICT && options.gpu().enabled() && options.gpu().gpuLayers() == 0)
-                options.listener().message("note: --gpu does not offload mixture-of-experts FFNs yet; the experts run on the CPU");
             if (sparseMode == SparseMode.PREDICT) sparseThreshold = thresholdInUse();
-            return new MoeFeedForward(config, new SparseExpertFeedForward(sparseMode, config.activation(), sparseThreshold, expertDownT(),
+            Tensor[][] expertDownT = expertDownT();
+            if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
+                // the routed experts' hot neurons on the device, planned per (layer, expert)
+                HybridFeedForward h = hybridOnDevice(HybridUnits.ofExperts(weights, config.params().experts(), expertDownT));
+                if (h != null) return new MoeFeedForward(config, h.experts());
+            }
+            return new MoeFeedForward(config, new SparseExpertFeedForward(sparseMode, config.activation(), sparseThreshold, expertDownT,
                     maxExpertPredictorHidden(), stats, sparseMode == SparseMode.PREDICT && options.sparseStats()));
         }
         if (sparseMode == SparseMode.OFF)
@@ -221,36 +227,44 @@ public final class Model implements AutoCloseable {
         }
         sparseThreshold = thresholdInUse();
         if (sparseMode == SparseMode.PREDICT && options.gpu().enabled()) {
-            // PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the rest
-            // one backend (one context, the kernels loaded once) for both; the model closes it
-            GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), options.listener()::message);
-            boolean[] noted = {false};
-            GpuBackend gpu = g.mode().open(m -> {   // --gpu cuda without a usable device: a one-line error here
-                noted[0] = true;
-                options.listener().message(m);
-            });
-            if (gpu == null) {
-                if (!noted[0]) options.listener().message("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
-            } else {
-                try {
-                    org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
-                    gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, options.listener()::message, gpu);
-                    if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
-                        g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
-                    hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), weights, config.activation(), sparseThreshold,
-                            downT, options.batchSize(), stats, options.listener()::message, gpu, false);
-                    sharedGpu = gpu;
-                    return hybrid;
-                } catch (RuntimeException e) {
-                    if (gpuLayers != null) gpuLayers.close();
-                    gpuLayers = null;
-                    gpu.close();
-                    throw e;
-                }
-            }
+            HybridFeedForward h = hybridOnDevice(HybridUnits.ofLayers(weights, downT));
+            if (h != null) return h;
         }
         return new SparseFeedForward(sparseMode, config.activation(), sparseThreshold, downT, maxHidden, stats,
                 sparseMode == SparseMode.PREDICT && options.sparseStats());
+    }
+
+    /**
+     * The hybrid FFN over {@code units} on the device the options name, or null (with a note) when --gpu auto finds
+     * none. PowerInfer's order: attention blocks and their KV cache take the budget first, the hot FFN neurons the
+     * rest; one backend (one context, the kernels loaded once) for both, which the model closes.
+     */
+    private HybridFeedForward hybridOnDevice(HybridUnits units) {
+        GpuOptions g = org.powerinfer4j.engine.backend.HybridSetup.withDefaultBudget(options.gpu(), options.listener()::message);
+        boolean[] noted = {false};
+        GpuBackend gpu = g.mode().open(m -> {   // --gpu cuda without a usable device: a one-line error here
+            noted[0] = true;
+            options.listener().message(m);
+        });
+        if (gpu == null) {
+            if (!noted[0]) options.listener().message("note: --gpu auto found no usable CUDA device; the FFN runs on the CPU");
+            return null;
+        }
+        try {
+            org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
+            gpuLayers = GpuLayers.attention(g, config, weights, contextLength, g.hasBudget() ? g.vramBudget() : -1, options.listener()::message, gpu);
+            if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
+                g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
+            hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), units, config.activation(), sparseThreshold,
+                    options.batchSize(), stats, options.listener()::message, gpu, false);
+            sharedGpu = gpu;
+            return hybrid;
+        } catch (RuntimeException e) {
+            if (gpuLayers != null) gpuLayers.close();
+            gpuLayers = null;
+            gpu.close();
+            throw e;
+        }
     }
 
     /** {@code --sparse-threshold} when given, else the file's {@code powerinfer.sparse_threshold} (0 without one). */

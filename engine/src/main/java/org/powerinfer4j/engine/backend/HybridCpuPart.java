@@ -5,7 +5,6 @@ import org.powerinfer4j.engine.kernels.MatrixOps;
 import org.powerinfer4j.engine.kernels.SparseOps;
 import org.powerinfer4j.engine.kernels.WorkerPool;
 import org.powerinfer4j.engine.model.FfnActivation;
-import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.sparse.SparseFeedForward;
 import org.powerinfer4j.engine.tensor.Tensor;
@@ -64,9 +63,10 @@ final class HybridCpuPart {
 
     /**
      * The cold predicted-active neurons into {@code out} (overwritten): gate/up rows, activation, down_t axpy, as
-     * {@link SparseFeedForward} computes them, restricted to {@code cold}. Returns the neurons computed.
+     * {@link SparseFeedForward} computes them, restricted to {@code cold}, over rows of {@code x}, with {@code g}/{@code u}
+     * as batch·ff scratch. Returns the neurons computed.
      */
-    int computeCold(WorkerPool pool, int layer, LayerWeights w, int batch, int ff, int[] cold, float[] out, InferenceState s) {
+    int computeCold(WorkerPool pool, int layer, LayerWeights w, int batch, int ff, int[] cold, float[] x, float[] g, float[] u, float[] out) {
         int total = 0;
         for (int b = 0; b < batch; b++) {
             int n = 0;
@@ -90,15 +90,14 @@ final class HybridCpuPart {
                     }
             rows = union;
         }
-        float[] g = s.ffnGate(), u = s.ffnUp();
         Tensor gate = w.ffnGate(), up = w.ffnUp();
         if (gate != null) {
-            rowSparse(pool, gate, rows, count, s.ffnInput(), batch, g, ff);
-            rowSparse(pool, up, rows, count, s.ffnInput(), batch, u, ff);
+            rowSparse(pool, gate, rows, count, x, batch, g, ff);
+            rowSparse(pool, up, rows, count, x, batch, u, ff);
             addBias(w.get("ffn_gate.bias"), rows, count, batch, g, ff);
             addBias(w.get("ffn_up.bias"), rows, count, batch, u, ff);
         } else {
-            rowSparse(pool, up, rows, count, s.ffnInput(), batch, g, ff);
+            rowSparse(pool, up, rows, count, x, batch, g, ff);
             addBias(w.get("ffn_up.bias"), rows, count, batch, g, ff);
         }
         for (int b = 0; b < batch; b++) {

@@ -17,6 +17,7 @@ import org.powerinfer4j.engine.gpu.GpuEvent;
 import org.powerinfer4j.engine.gpu.GpuMatrix;
 import org.powerinfer4j.engine.gpu.GpuStream;
 import org.powerinfer4j.engine.kernels.WorkerPool;
+import org.powerinfer4j.engine.model.ExpertFeedForward;
 import org.powerinfer4j.engine.model.FeedForward;
 import org.powerinfer4j.engine.model.FfnActivation;
 import org.powerinfer4j.engine.model.InferenceState;
@@ -66,6 +67,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final SparsityStats stats;
     private final ColdMaskSource coldMask;
     private final Consumer<String> warn;
+    private final HybridUnits units;             // what the per-"layer" arrays index: layers, or a MoE model's experts
     private final int layers, dim, ffMax, hMax, maxBatch;
     private final HybridPlacement requested;
     private final DeviceFootprint footprint;
@@ -99,15 +101,25 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
      */
     public HybridFeedForward(GpuBackend gpu, boolean ownsBackend, HybridPlacement placement, ModelWeights w, FfnActivation activation,
                              float threshold, Tensor[] downT, int maxBatch, ColdMaskSource coldMask, SparsityStats stats, Consumer<String> warn) {
+        this(gpu, ownsBackend, placement, HybridUnits.ofLayers(w, downT), activation, threshold, maxBatch, coldMask, stats, warn);
+    }
+
+    /**
+     * The same over any {@link HybridUnits}: a dense model's layers, or a MoE model's routed experts (then the
+     * placement has one entry per expert, and {@link #experts()} computes them).
+     */
+    public HybridFeedForward(GpuBackend gpu, boolean ownsBackend, HybridPlacement placement, HybridUnits units, FfnActivation activation,
+                             float threshold, int maxBatch, ColdMaskSource coldMask, SparsityStats stats, Consumer<String> warn) {
         if (!activation.isRelu()) throw new IllegalArgumentException("the hybrid FFN needs a ReLU-family activation, not " + activation);
-        LayerWeights[] lw = w.layers();
-        if (placement.layers() != lw.length) throw new IllegalArgumentException("placement has " + placement.layers() + " layers, the model " + lw.length);
+        LayerWeights[] lw = units.allWeights();
+        this.units = units;
+        if (placement.layers() != lw.length) throw new IllegalArgumentException("placement has " + placement.layers() + " units, the model " + lw.length);
         this.gpu = gpu;
         this.ownsBackend = ownsBackend;
         this.activation = activation;
         this.gpuActivation = GpuActivation.of(activation, lw[0].ffnGate() != null);
         this.threshold = threshold;
-        this.downT = downT.clone();
+        this.downT = units.downT();
         this.stats = stats;
         this.coldMask = coldMask == null ? GpuOptions.DEFAULT_COLD_MASK : coldMask;
         this.warn = warn == null ? m -> {} : warn;
@@ -115,11 +127,12 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         this.dim = lw[0].ffnUp().rowLength();
         this.maxBatch = Math.max(1, maxBatch);
         this.requested = placement;
-        this.footprint = gpu == null ? DeviceFootprint.EMPTY : DeviceFootprint.hybridFfn(w, placement.hotCounts(), this.maxBatch);
+        this.footprint = gpu == null ? DeviceFootprint.EMPTY
+                : DeviceFootprint.hybridFfn(lw, units.ofExperts() ? units.labels() : null, placement.hotCounts(), this.maxBatch);
         int ff = 0, h = 1;
         for (int l = 0; l < layers; l++) {
-            if (!lw[l].hasPredictor()) throw new IllegalArgumentException("layer " + l + " has no activation predictor (the hybrid FFN runs in predict mode)");
-            if (placement.ff(l) != lw[l].ffnUp().rows()) throw new IllegalArgumentException("placement layer " + l + " has " + placement.ff(l) + " neurons, the model " + lw[l].ffnUp().rows());
+            if (!lw[l].hasPredictor()) throw new IllegalArgumentException(units.label(l) + " has no activation predictor (the hybrid FFN runs in predict mode)");
+            if (placement.ff(l) != lw[l].ffnUp().rows()) throw new IllegalArgumentException("placement of " + units.label(l) + " has " + placement.ff(l) + " neurons, the model " + lw[l].ffnUp().rows());
             ff = Math.max(ff, lw[l].ffnUp().rows());
             h = Math.max(h, lw[l].predictorFc1().rows());
         }
@@ -163,10 +176,10 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             } catch (RuntimeException e) {
                 g.freePredictor();
                 predictorOnCpu.add(l);
-                if (predictorOnCpu.size() == 1) loadNotes.add("predictor of layer " + l + " not placed on the device (" + e.getMessage() + ")");
+                if (predictorOnCpu.size() == 1) loadNotes.add("predictor of " + units.label(l) + " not placed on the device (" + e.getMessage() + ")");
             }
         }
-        if (predictorOnCpu.size() > 1) loadNotes.add("predictors of layers " + predictorOnCpu + " evaluated on the CPU");
+        if (predictorOnCpu.size() > 1) loadNotes.add("predictors of " + labels(predictorOnCpu) + " evaluated on the CPU");
         List<Integer> rowsOnCpu = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
             HybridLayer g = onGpu[l];
@@ -186,19 +199,23 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 onGpu[l] = null;
                 placement = placement.withLayerCold(l);
                 rowsOnCpu.add(l);
-                if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of layer " + l + " not placed on the device (" + e.getMessage() + ")");
+                if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of " + units.label(l) + " not placed on the device (" + e.getMessage() + ")");
                 continue;
             }
             g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2)
                     + (g.gateBias == null ? 0 : GpuFootprint.pad(g.gateBias.byteSize())) + (g.upBias == null ? 0 : GpuFootprint.pad(g.upBias.byteSize()));
         }
-        if (rowsOnCpu.size() > 1) loadNotes.add("layers " + rowsOnCpu + " run entirely on the CPU");
+        if (rowsOnCpu.size() > 1) loadNotes.add(labels(rowsOnCpu) + " run entirely on the CPU");
         gpuEnabled = Arrays.stream(onGpu).anyMatch(g -> g != null);
         if (!gpuEnabled) {
             closeDevice();
             placement = allCold("nothing could be placed on the device");
         }
         warnLoadNotes();
+    }
+
+    private String labels(List<Integer> unitList) {
+        return unitList.stream().map(units::label).toList().toString();
     }
 
     /** A bias vector's hot entries in hot order, on the device; null without a bias. */
@@ -229,34 +246,69 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
 
     @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
+        if (units.ofExperts()) throw new IllegalStateException("this hybrid FFN places experts: run it through experts()");
+        computeUnit(pool, layer, w, s.ffnInput(), s.residual(), s.ffnOutput(), s.ffnGate(), s.ffnUp(), batch);
+    }
+
+    /**
+     * The routed experts' FFN of a MoE model whose units are its experts: each expert's hot neurons on the device,
+     * its cold ones on the CPU, as a dense layer's.
+     */
+    public ExpertFeedForward experts() {
+        if (!units.ofExperts()) throw new IllegalStateException("this hybrid FFN places dense layers, not experts");
+        return new ExpertFeedForward() {
+            @Override
+            public boolean needsResidual() {
+                return true;
+            }
+
+            @Override
+            public boolean supportsSequenceBatches() {
+                return false;   // as a dense hybrid layer: one device workspace, prompt batches only
+            }
+
+            @Override
+            public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
+                                float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
+                int u = units.unit(layer, e);
+                computeUnit(pool, u, units.weights(u), x, residual, y, hb, hb2, n);
+            }
+        };
+    }
+
+    /**
+     * Unit {@code unit}'s FFN over {@code batch} rows of {@code x} (n_embd each) into {@code out} (overwritten);
+     * {@code residual} is the predictor's input, {@code gate}/{@code up} scratch of batch·n_ff floats.
+     */
+    private void computeUnit(WorkerPool pool, int unit, LayerWeights w, float[] x, float[] residual, float[] out, float[] gate, float[] up, int batch) {
         if (batch > maxBatch) throw new IllegalArgumentException("batch " + batch + " exceeds the hybrid FFN's " + maxBatch);
         lock.lock();
         try {
-            HybridLayer g = onGpu[layer];
+            HybridLayer g = onGpu[unit];
             if (gpuEnabled && g != null) {
                 try {
-                    hybrid(pool, layer, w, s, batch, g);
-                    cpu.addDownBias(w, s.ffnOutput(), batch);
+                    hybrid(pool, unit, w, x, residual, out, gate, up, batch, g);
+                    cpu.addDownBias(w, out, batch);
                     return;
                 } catch (RuntimeException e) {
-                    deviceFailed(e);   // then the whole layer again on the CPU: never a partial answer
+                    deviceFailed(e);   // then the whole unit again on the CPU: never a partial answer
                 }
             }
             long t0 = System.nanoTime();
             int ff = w.ffnUp().rows();
-            cpu.predict(pool, w, s.residual(), batch, ff, null);
-            cpuComputed.addAndGet(layer, cpu.computeCold(pool, layer, w, batch, ff, cpu.allNeurons(ff), s.ffnOutput(), s));
-            if (stats != null) for (int b = 0; b < batch; b++) stats.record(layer, cpu.activeCount[b], -1, 0);
-            cpu.addDownBias(w, s.ffnOutput(), batch);
+            cpu.predict(pool, w, residual, batch, ff, null);
+            cpuComputed.addAndGet(unit, cpu.computeCold(pool, unit, w, batch, ff, cpu.allNeurons(ff), x, gate, up, out));
+            if (stats != null) for (int b = 0; b < batch; b++) stats.record(units.layer(unit), cpu.activeCount[b], -1, 0);
+            cpu.addDownBias(w, out, batch);
             overlap.recordCpuOnly(System.nanoTime() - t0);
         } finally {
             lock.unlock();
         }
     }
 
-    private void hybrid(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch, HybridLayer g) {
+    private void hybrid(WorkerPool pool, int layer, LayerWeights w, float[] x, float[] res, float[] out, float[] gate, float[] up, int batch,
+                        HybridLayer g) {
         int ff = w.ffnUp().rows(), k = g.hot.length;
-        float[] x = s.ffnInput(), res = s.residual(), out = s.ffnOutput();
         long t0 = System.nanoTime();
         boolean gpuPredictor = g.fc1 != null;
         // the device's busy time comes from timing events around its work (no thread waits on it: the CPU is busy)
@@ -313,7 +365,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 cpu.predict(pool, w, res, batch, ff, g.cold);
             }
         }
-        int cpuActive = cpu.computeCold(pool, layer, w, batch, ff, g.cold, out, s);
+        int cpuActive = cpu.computeCold(pool, layer, w, batch, ff, g.cold, x, gate, up, out);
         long cpuDone = System.nanoTime();
 
         // merge: the stream ends with the partial's copy-back, so synchronising it waits for exactly that (and
@@ -340,7 +392,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 for (int r : g.hot) if (ws.hMask.get(ValueLayout.JAVA_BYTE, (long) b * ff + r) != 0) n++;
             }
             gpuActive += n;
-            if (stats != null) stats.record(layer, n + cpu.activeCount[b], -1, 0);
+            if (stats != null) stats.record(units.layer(layer), n + cpu.activeCount[b], -1, 0);
         }
         gpuComputed.addAndGet(layer, gpuActive);
         cpuComputed.addAndGet(layer, cpuActive);
@@ -438,7 +490,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 coldMask.name().toLowerCase(Locale.ROOT).replace('_', '-')));
         if (disabledReason != null) sb.append("GPU disabled after a device failure: ").append(disabledReason).append('\n');
         for (String n : loadNotes) sb.append("fallback: ").append(n).append('\n');
-        sb.append(String.format(Locale.ROOT, "%-6s %11s %7s %9s %9s %14s  %s%n", "layer", "hot/n_ff", "share", "profiled", "served", "device bytes", "predictor"));
+        sb.append(String.format(Locale.ROOT, "%-10s %11s %7s %9s %9s %14s  %s%n", "layer", "hot/n_ff", "share", "profiled", "served", "device bytes", "predictor"));
         long hot = 0, all = 0, gpuServed = 0, cpuServed = 0;
         for (int l = 0; l < layers; l++) {
             int k = residentHot(l), ff = placement.ff(l);
@@ -447,10 +499,10 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             long gs = gpuComputed(l), cs = cpuComputed(l);
             gpuServed += gs;
             cpuServed += cs;
-            sb.append(String.format(Locale.ROOT, "%-6d %5d/%-5d %6.1f%% %9s %9s %,14d  %s%n", l, k, ff, 100.0 * k / ff, pct(placement.coverage(l)),
+            sb.append(String.format(Locale.ROOT, "%-10s %5d/%-5d %6.1f%% %9s %9s %,14d  %s%n", units.ofExperts() ? units.label(l) : String.valueOf(l), k, ff, 100.0 * k / ff, pct(placement.coverage(l)),
                     gs + cs == 0 ? "-" : pct((double) gs / (gs + cs)), deviceBytes(l), k == 0 ? "-" : predictorOnDevice(l) ? "gpu" : "cpu"));
         }
-        sb.append(String.format(Locale.ROOT, "%-6s %5d/%-5d %6.1f%% %9s %9s %,14d  (+ workspace %,d)%n", "total", hot, all, all == 0 ? 0 : 100.0 * hot / all,
+        sb.append(String.format(Locale.ROOT, "%-10s %5d/%-5d %6.1f%% %9s %9s %,14d  (+ workspace %,d)%n", "total", hot, all, all == 0 ? 0 : 100.0 * hot / all,
                 pct(placement.coverage()), gpuServed + cpuServed == 0 ? "-" : pct((double) gpuServed / (gpuServed + cpuServed)),
                 deviceBytes() - (ws == null ? 0 : ws.deviceBytes), ws == null ? 0 : ws.deviceBytes));
         sb.append("profiled = share of profiled activations on hot neurons; served = share of predicted-active neurons computed on the GPU\n");

@@ -92,7 +92,15 @@ public final class HybridPlacement {
      * placement's exact allocations, {@link DeviceFootprint#hybridFfn}, which the runtime makes, never exceed it.
      */
     public static GpuFootprint footprint(ModelWeights w, int maxBatch) {
-        LayerWeights[] layers = w.layers();
+        return footprint(w.layers(), null, maxBatch);
+    }
+
+    /** The same over the units of {@link HybridUnits} (a MoE model's experts), labelled as they are. */
+    public static GpuFootprint footprint(HybridUnits units, int maxBatch) {
+        return footprint(units.allWeights(), units.labels(), maxBatch);
+    }
+
+    private static GpuFootprint footprint(LayerWeights[] layers, String[] labels, int maxBatch) {
         int n = layers.length;
         long[] neuron = new long[n], overhead = new long[n];
         int[] ff = new int[n];
@@ -106,12 +114,13 @@ public final class HybridPlacement {
             overhead[l] = 4L * (GpuFootprint.ALLOC_ALIGN - 1);
             if (lw.hasPredictor()) {
                 hMax = Math.max(hMax, lw.predictorFc1().rows());
-                fixed.add(new GpuFootprint.Item("predictors", "layer " + l, bytes(lw.predictorFc1()) + bytes(lw.predictorFc2())));
+                fixed.add(new GpuFootprint.Item("predictors", labels == null ? "layer " + l : labels[l], bytes(lw.predictorFc1()) + bytes(lw.predictorFc2())));
             }
         }
         // every hot scratch as large as a whole layer: the solver may make any layer entirely hot
         long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
-        return GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
+        GpuFootprint fp = GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
+        return labels == null ? fp : fp.withUnitLabels(labels);
     }
 
     /** CUDA's per-stream split scratch, as {@link DeviceFootprint#streamScratch} reserves it. */

@@ -64,9 +64,15 @@ public final class HybridSetup {
     public static HybridFeedForward create(GpuOptions o, Path modelPath, ModelWeights w, FfnActivation activation, float threshold,
                                            Tensor[] downT, int maxBatch, SparsityStats stats, Consumer<String> info, GpuBackend gpu,
                                            boolean ownsBackend) {
+        return create(o, modelPath, HybridUnits.ofLayers(w, downT), activation, threshold, maxBatch, stats, info, gpu, ownsBackend);
+    }
+
+    /** The same over any units: a MoE model's routed experts ({@link HybridFeedForward#experts()}) or its layers. */
+    public static HybridFeedForward create(GpuOptions o, Path modelPath, HybridUnits units, FfnActivation activation, float threshold,
+                                           int maxBatch, SparsityStats stats, Consumer<String> info, GpuBackend gpu, boolean ownsBackend) {
         requireBudgetOrIndex(o);
-        HybridPlacement placement = placement(o, modelPath, w, maxBatch, info);
-        return new HybridFeedForward(gpu, ownsBackend, placement, w, activation, threshold, downT, maxBatch, o.coldMask(), stats, info);
+        HybridPlacement placement = placement(o, modelPath, units, maxBatch, info);
+        return new HybridFeedForward(gpu, ownsBackend, placement, units, activation, threshold, maxBatch, o.coldMask(), stats, info);
     }
 
     /**
@@ -74,10 +80,16 @@ public final class HybridSetup {
      * that fit ({@link GpuLayers#attention}), then the FFN placement planned in what they leave.
      *
      * @param attentionLayers attention blocks on the device, from layer 0
-     * @param placement       the FFN's hot/cold split (planned for the FFN's share of the budget)
+     * @param units           what the placement splits: the layers, or a MoE model's routed experts
+     * @param placement       the FFN's hot/cold split per unit (planned for the FFN's share of the budget)
      * @param footprint       every allocation: the attention part's, then the hybrid FFN's
      */
-    public record DevicePlan(int attentionLayers, HybridPlacement placement, DeviceFootprint footprint) {}
+    public record DevicePlan(int attentionLayers, HybridUnits units, HybridPlacement placement, DeviceFootprint footprint) {
+        /** The placement as a GPU index solved for {@code budget} (a MoE layer's experts side by side). */
+        public GpuIndex gpuIndex(long budget) {
+            return units.toGpuIndex(budget, placement);
+        }
+    }
 
     /**
      * The plan {@code --gpu … --vram-budget} runs under, for {@code plan}: same choices, same footprint.
@@ -85,12 +97,29 @@ public final class HybridSetup {
      * @param counts activation counts per layer and neuron; null = uniform
      */
     public static DevicePlan plan(ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, long[][] counts, int tile, String source) {
+        if (c.params().moe()) throw new IllegalArgumentException("a mixture-of-experts model is planned per expert: pass its activation statistics");
+        return plan(c, w, HybridUnits.ofLayers(w, new Tensor[w.layers().length]), contextLength, batch, budget, counts, tile, source);
+    }
+
+    /**
+     * The same for any model, from its profile: per layer, or per routed expert for a MoE model (the statistics'
+     * {@code expert_activation_counts}); {@code stats} null = uniform counts.
+     */
+    public static DevicePlan planFromProfile(ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, ActivationStats stats, int tile,
+                                             String source) {
+        HybridUnits units = HybridUnits.of(c, w, null, null);
+        return plan(c, w, units, contextLength, batch, budget, stats == null ? null : units.counts(stats, "activation statistics"), tile, source);
+    }
+
+    private static DevicePlan plan(ModelConfig c, ModelWeights w, HybridUnits units, int contextLength, int batch, long budget, long[][] counts,
+                                   int tile, String source) {
         ModelGraph g = GraphBuilder.build(c, w);
         int n = GpuLayers.attentionLayers(g, w, c, contextLength, budget, new String[1]);
         DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength);
         long ffnBudget = Math.max(0, budget - attention.totalBytes());
-        HybridPlacement p = HybridPlacement.planned(HybridPlacement.footprint(w, batch), counts, ffnBudget, tile, source);
-        return new DevicePlan(n, p, attention.plus(DeviceFootprint.hybridFfn(w, p.hotCounts(), batch)));
+        HybridPlacement p = HybridPlacement.planned(HybridPlacement.footprint(units, batch), counts, ffnBudget, tile, source);
+        DeviceFootprint ffn = DeviceFootprint.hybridFfn(units.allWeights(), units.ofExperts() ? units.labels() : null, p.hotCounts(), batch);
+        return new DevicePlan(n, units, p, attention.plus(ffn));
     }
 
     /** The hot neurons come from a budget or a GPU index; neither is a usage error (one line). */
@@ -99,15 +128,13 @@ public final class HybridSetup {
             throw new ModelException("--gpu " + o.mode().name().toLowerCase(Locale.ROOT) + " needs --vram-budget GiB or --gpu-index FILE to choose the hot neurons");
     }
 
-    static HybridPlacement placement(GpuOptions o, Path modelPath, ModelWeights w, int maxBatch, Consumer<String> info) {
-        int[] ff = new int[w.layers().length];
-        for (int l = 0; l < ff.length; l++) ff[l] = w.layers()[l].ffnUp().rows();
-        Stats stats = stats(o, modelPath, ff);
+    static HybridPlacement placement(GpuOptions o, Path modelPath, HybridUnits units, int maxBatch, Consumer<String> info) {
+        Stats stats = stats(o, modelPath, units);
         try {
             if (o.gpuIndex() != null) {
                 GpuIndex idx = GpuIndex.read(o.gpuIndex());
                 if (!o.hasBudget() || o.vramBudget() >= idx.vramCapacity())
-                    return HybridPlacement.fromIndex(idx, ff, stats.counts, "GPU index " + o.gpuIndex().getFileName());
+                    return units.fromGpuIndex(idx, stats.counts, "GPU index " + o.gpuIndex().getFileName());
                 info.accept(String.format(Locale.ROOT, "note: %s was solved for %,d bytes, more than --vram-budget %,d; re-planning",
                         o.gpuIndex().getFileName(), idx.vramCapacity(), o.vramBudget()));
             }
@@ -116,14 +143,14 @@ public final class HybridSetup {
         }
         if (stats.counts == null)
             info.accept("note: no activation statistics (--gpu-activations, or run profile); hot neurons chosen uniformly (lowest ids per layer)");
-        GpuFootprint fp = HybridPlacement.footprint(w, maxBatch);
+        GpuFootprint fp = HybridPlacement.footprint(units, maxBatch);
         return HybridPlacement.planned(fp, stats.counts, o.vramBudget(), o.tile(), String.format(Locale.ROOT, "planned for %s from %s",
                 human(o.vramBudget()), stats.source));
     }
 
     private record Stats(long[][] counts, String source) {}
 
-    private static Stats stats(GpuOptions o, Path modelPath, int[] ff) {
+    private static Stats stats(GpuOptions o, Path modelPath, HybridUnits units) {
         Path p = o.activations();
         if (p == null && modelPath != null) {
             String name = modelPath.getFileName().toString();
@@ -133,11 +160,7 @@ public final class HybridSetup {
         }
         if (p == null) return new Stats(null, "uniform counts (no statistics)");
         try {
-            ActivationStats a = ActivationStats.read(p);
-            if (a.layers() != ff.length) throw new ModelException("activation statistics " + p + " have " + a.layers() + " layers, the model " + ff.length);
-            for (int l = 0; l < ff.length; l++)
-                if (a.ff(l) != ff[l]) throw new ModelException("activation statistics " + p + " layer " + l + " has " + a.ff(l) + " neurons, the model " + ff[l]);
-            return new Stats(a.counts(), "statistics " + p.getFileName());
+            return new Stats(units.counts(ActivationStats.read(p), "activation statistics " + p), "statistics " + p.getFileName());
         } catch (IOException e) {
             throw new ModelException("activation statistics " + p + ": " + e.getMessage());
         }

@@ -17,6 +17,11 @@ public interface ExpertFeedForward {
         return null;
     }
 
+    /** Whether sequence batches (decode steps of several sessions in one pass) may route their tokens here. */
+    default boolean supportsSequenceBatches() {
+        return true;
+    }
+
     /** Whether {@link #compute} reads the tokens' residual rows (per-expert predictors); otherwise it gets null. */
     default boolean needsResidual() {
         return false;

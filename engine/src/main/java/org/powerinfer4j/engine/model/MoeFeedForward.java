@@ -66,7 +66,7 @@ public final class MoeFeedForward implements FeedForward {
     /** Decode steps of several sequences: each token is routed and its experts computed per token where the state says so. */
     @Override
     public boolean supportsSequenceBatches() {
-        return true;
+        return expertFfn.supportsSequenceBatches();
     }
 
     @Override

@@ -271,7 +271,11 @@ public final class DeviceFootprint {
      * the predictors of layers with hot neurons, their compact rows and row maps, and the FFN stream's scratch reserve.
      */
     public static DeviceFootprint hybridFfn(ModelWeights w, int[] hot, int batch) {
-        LayerWeights[] lw = w.layers();
+        return hybridFfn(w.layers(), null, hot, batch);
+    }
+
+    /** The same over named units (a MoE model's experts: "blk.3.e5"); {@code labels} null numbers them as layers. */
+    public static DeviceFootprint hybridFfn(LayerWeights[] lw, String[] labels, int[] hot, int batch) {
         int kMax = 0, ffMax = 0, hMax = 1;
         for (int l = 0; l < lw.length; l++) {
             kMax = Math.max(kMax, hot[l]);
@@ -283,13 +287,14 @@ public final class DeviceFootprint {
         List<Alloc> r = new ArrayList<>(hybridWorkspace(dim, ffMax, kMax, hMax, Math.max(1, batch)));
         for (int l = 0; l < lw.length; l++) {
             if (hot[l] == 0 || !lw[l].hasPredictor()) continue;
-            r.add(new Alloc("predictors", "blk." + l + " fc1", tensorBytes(lw[l].predictorFc1())));
-            r.add(new Alloc("predictors", "blk." + l + " fc2", tensorBytes(lw[l].predictorFc2())));
+            String u = labels == null ? "blk." + l : labels[l];
+            r.add(new Alloc("predictors", u + " fc1", tensorBytes(lw[l].predictorFc1())));
+            r.add(new Alloc("predictors", u + " fc2", tensorBytes(lw[l].predictorFc2())));
         }
         for (int l = 0; l < lw.length; l++) {
             int k = hot[l];
             if (k == 0) continue;
-            String p = "blk." + l + " " + k + " hot ";
+            String p = (labels == null ? "blk." + l : labels[l]) + " " + k + " hot ";
             if (lw[l].ffnGate() != null) r.add(new Alloc("hot FFN rows", p + "gate", lw[l].ffnGate().rowBytes() * k));
             r.add(new Alloc("hot FFN rows", p + "up", lw[l].ffnUp().rowBytes() * k));
             r.add(new Alloc("hot FFN rows", p + "down_t", downRowBytes(lw[l]) * k));

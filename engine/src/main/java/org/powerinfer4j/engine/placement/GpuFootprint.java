@@ -42,6 +42,7 @@ public final class GpuFootprint {
     private final long[] layerOverhead;
     private final int[] ffSizes;
     private final String description;
+    private String[] unitLabels;      // null: the units are the layers, numbered
 
     private GpuFootprint(long workspace, long[] neuronBytes, long[] layerOverhead, int[] ffSizes, String description) {
         this.workspace = workspace;
@@ -145,6 +146,20 @@ public final class GpuFootprint {
         GpuFootprint fp = new GpuFootprint(workspace, neuronBytes.clone(), layerOverhead.clone(), ffSizes.clone(), "synthetic");
         fp.fixed.addAll(fixed);
         return fp;
+    }
+
+    /** The same footprint whose units (one per entry of {@link #ffSizes}) are named, e.g. "blk.3.e5" for experts. */
+    public GpuFootprint withUnitLabels(String[] labels) {
+        if (labels.length != ffSizes.length) throw new IllegalArgumentException(labels.length + " labels for " + ffSizes.length + " units");
+        GpuFootprint fp = new GpuFootprint(workspace, neuronBytes, layerOverhead, ffSizes, description);
+        fp.fixed.addAll(fixed);
+        fp.unitLabels = labels.clone();
+        return fp;
+    }
+
+    /** Unit {@code u}'s name in tables: its label, else the layer number. */
+    public String unitLabel(int u) {
+        return unitLabels == null ? String.valueOf(u) : unitLabels[u];
     }
 
     public List<Item> fixedItems() { return List.copyOf(fixed); }

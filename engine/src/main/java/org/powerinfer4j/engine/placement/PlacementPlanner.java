@@ -69,7 +69,7 @@ public final class PlacementPlanner {
             sb.append(String.format(Locale.ROOT, "%-12s %-44s %14s  %s%n", "part", "detail", "bytes", "on GPU"));
             for (Step s : steps)
                 sb.append(String.format(Locale.ROOT, "%-12s %-44s %,14d  %s%n", s.category, s.label, s.bytes, s.placed ? "yes" : "no"));
-            sb.append(String.format(Locale.ROOT, "%n%-6s %10s %8s %10s %16s%n", "layer", "neurons", "share", "covered", "bytes"));
+            sb.append(String.format(Locale.ROOT, "%n%-10s %11s %8s %10s %16s%n", "layer", "neurons", "share", "covered", "bytes"));
             long[] nb = footprint.neuronBytes();
             int[] ff = footprint.ffSizes();
             long neurons = 0, bytes = 0, totalFf = 0;
@@ -79,10 +79,10 @@ public final class PlacementPlanner {
                 neurons += k;
                 totalFf += ff[l];
                 bytes += k * nb[l];
-                sb.append(String.format(Locale.ROOT, "%-6d %5d/%-5d %7.1f%% %9.1f%% %,16d%n", l, k, ff[l], 100.0 * k / ff[l],
+                sb.append(String.format(Locale.ROOT, "%-10s %5d/%-5d %7.1f%% %9.1f%% %,16d%n", footprint.unitLabel(l), k, ff[l], 100.0 * k / ff[l],
                         t == 0 ? 0 : 100.0 * layerCovered(l) / t, k * nb[l]));
             }
-            sb.append(String.format(Locale.ROOT, "%-6s %5d/%-5d %7.1f%% %9.1f%% %,16d%n", "total", neurons, totalFf,
+            sb.append(String.format(Locale.ROOT, "%-10s %5d/%-5d %7.1f%% %9.1f%% %,16d%n", "total", neurons, totalFf,
                     totalFf == 0 ? 0 : 100.0 * neurons / totalFf, 100.0 * coverage(), bytes));
             sb.append(String.format(Locale.ROOT, "GPU total %,d of %,d bytes (%s free); optimality gap ≤ %,d activations (%.3f%%)%n",
                     usedBytes(), budget, human(budget - usedBytes()), hot.gapBound(),

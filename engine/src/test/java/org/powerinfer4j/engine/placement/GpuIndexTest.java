@@ -35,14 +35,16 @@ class GpuIndexTest {
             return b;
         });
         return layer.list().ofMinSize(1).ofMaxSize(6).flatMap(ls -> Arbitraries.longs().between(0, Long.MAX_VALUE).map(cap -> {
-            int[] ff = new int[ls.size()];
+            int[] ff = new int[ls.size()], experts = new int[ls.size()];
             int[][] buckets = new int[ls.size()][];
             for (int l = 0; l < ff.length; l++) {
                 boolean[] b = ls.get(l);
                 ff[l] = b.length;
+                // expert layers too ([n_ff, n_expert] masks): 3 experts wherever the neurons split into three
+                experts[l] = b.length > 0 && b.length % 3 == 0 ? 3 : 1;
                 buckets[l] = java.util.stream.IntStream.range(0, b.length).filter(i -> b[i]).toArray();
             }
-            return new GpuIndex(cap, ff, buckets);
+            return new GpuIndex(cap, ff, buckets, experts);
         }));
     }
 
@@ -116,6 +118,26 @@ class GpuIndexTest {
         w.addTensor("blk.0.gpu_bucket", GGMLType.I32, new long[]{2}, seg(new int[]{0, 1}));
         w.write(f);
         assertThatThrownBy(() -> GpuIndex.read(f)).isInstanceOf(IOException.class).hasMessageContaining("gpu_bucket");
+    }
+
+    @Test
+    void expertLayersHaveTwoDimensionalMasksOnly() throws IOException {
+        Path f = dir.resolve("experts.gpuidx");
+        GpuIndex.of(0, new int[]{6}, new int[]{2}, new int[][]{{5, 1}}).write(f);
+        try (GGUFFile g = GGUFFile.open(f)) {
+            assertThat(g.tensorInfo("blk.0.gpu_idx").ne()).containsExactly(3L, 2L);
+        }
+        assertThat(GpuIndex.read(f).experts(0)).isEqualTo(2);
+        Path bad = dir.resolve("bad-experts.gpuidx");
+        GGUFWriter w = new GGUFWriter().magic(GGUFFile.MAGIC_PWRI);
+        w.putString("general.architecture", "generic.gpu_index");
+        w.putUInt32("generic.gpu_index.block_count", 1);
+        w.addTensor("blk.0.gpu_idx", GGMLType.I32, new long[]{2}, seg(new int[]{1, 0}));
+        w.addTensor("blk.0.gpu_bucket", GGMLType.I32, new long[]{1, 1}, seg(new int[]{0}));
+        w.write(bad);
+        assertThatThrownBy(() -> GpuIndex.read(bad)).isInstanceOf(IOException.class).hasMessageContaining("gpu_bucket").hasMessageContaining("1-D I32");
+        assertThatThrownBy(() -> GpuIndex.of(0, new int[]{5}, new int[]{2}, new int[][]{{}})).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("layer 0: 5 neurons do not split into 2 experts");
     }
 
     @Test
