@@ -101,13 +101,29 @@ public final class InferenceState implements AutoCloseable {
      * Whether a product with {@code w} runs per token here: always when {@link #perTokenProducts}; in a matMul one
      * (FAST) still for repacked Q4_0 and Q4_K below {@link #REPACKED_MATMUL_FROM} sequences, whose batched kernel
      * (four vectors share each converted nibble, {@code RepackedQ4Kernels.dot2x4}) is bit-identical to the step alone
-     * and faster than matMul's dequantized panel at 4–8 sequences, while for other types (Q8_0: 1.3× at 4, 2× at 8)
-     * matMul wins; never in a prompt, nor in a sequence batch that carries prompt chunks.
+     * and faster than matMul's dequantized panel at 4–8 sequences; repacked Q5_K and Q6_K below
+     * {@link #K_QUANT_MATMUL_FROM}; for other types (Q8_0: 1.3× at 4, 2× at 8) matMul wins; never in a prompt, nor
+     * in a sequence batch that carries prompt chunks.
      */
     public boolean perTokenFor(org.powerinfer4j.engine.tensor.Tensor w) {
-        return perTokenProducts() || (sequenceBatch() && !promptRows && sequenceRows < REPACKED_MATMUL_FROM && w.repackedQ4() != null
-                && org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED);
+        if (perTokenProducts()) return true;
+        if (!sequenceBatch() || promptRows || !org.powerinfer4j.engine.kernels.RepackedQ4Kernels.SUPPORTED) return false;
+        return switch (w.repacked()) {
+            case org.powerinfer4j.engine.tensor.RepackedQ4 q -> sequenceRows < REPACKED_MATMUL_FROM;
+            case org.powerinfer4j.engine.tensor.RepackedQ5K q -> sequenceRows < K_QUANT_MATMUL_FROM;
+            case org.powerinfer4j.engine.tensor.RepackedQ6K q -> sequenceRows < K_QUANT_MATMUL_FROM;
+            case null, default -> false;
+        };
     }
+
+    /**
+     * Repacked Q5_K and Q6_K take the per-token kernels below this many sequences: matMul's small panels are
+     * dequantized from the file's layout each pass, which costs more than the product below 16 columns
+     * ({@code MatMulBench}, 4096×768, 1 thread, matMul against matVecBatch, GFLOPS: Q6_K 25 / 67 at 4 sequences,
+     * 30 / 64 at 8, 72 / 67 at 16; Q5_K 23 / 49 at 4, 72 / 48 at 16). Q8_0's repacked kernel serves one vector at
+     * a time and stays behind matMul at every width (53 against 36 at 4), so it keeps matMul.
+     */
+    static final int K_QUANT_MATMUL_FROM = 16;
 
     /**
      * From this many sequences in a pass, repacked matrices too take matMul in FAST mode: its broadcast tiles then
