@@ -52,9 +52,11 @@ class DeterminismTest {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 mode, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
                 "-cp", System.getProperty("java.class.path")));
-        String vectorBits = System.getProperty("powerinfer4j.vector.bits"), vector = System.getProperty("powerinfer4j.vector");
-        if (vectorBits != null) cmd.add(1, "-Dpowerinfer4j.vector.bits=" + vectorBits);
-        if (vector != null) cmd.add(1, "-Dpowerinfer4j.vector=" + vector);
+        // the kernel choices of this JVM (an execution's -D flags), so the probe runs the same kernels
+        for (String key : new String[] {"powerinfer4j.vector.bits", "powerinfer4j.vector", "powerinfer4j.matmul.broadcast"}) {
+            String v = System.getProperty(key);
+            if (v != null) cmd.add(1, "-D" + key + "=" + v);
+        }
         cmd.add(LogitsProbe.class.getName());
         cmd.add(model.toString());
         for (int t : script) cmd.add(Integer.toString(t));
