@@ -33,7 +33,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
 /**
  * PowerInfer's hybrid FFN in predict mode: each layer's hot neurons ({@link HybridPlacement}) are computed on the
  * GPU from compact copies of their gate/up/down_t rows, the cold ones on the CPU with {@link SparseOps}, at the same
- * time, and the two partial outputs are added.
+ * time, and the two partial outputs are added. For a mixture-of-experts model the same runs per routed expert
+ * ({@link HybridUnits}: every (layer, expert) is a unit with its own hot neurons and predictor; {@link #experts()}).
  *
  * <p>Per layer call, on one device stream (in order, so no events are needed between these steps):
  * <ol>
