@@ -84,6 +84,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private volatile String disabledReason;
 
     private final HybridCpuPart cpu;    // the CPU's half and its scratch, guarded by lock
+    private final HybridLayer.SharedUploads shared = new HybridLayer.SharedUploads();
 
 
 
@@ -172,10 +173,13 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             HybridLayer g = new HybridLayer(placement.hot(l), placement.cold(l));
             onGpu[l] = g;
             try {
-                g.fc1 = gpu.uploadMatrix(stream, lw[l].predictorFc1());
-                g.fc2 = gpu.uploadMatrix(stream, lw[l].predictorFc2());
+                g.fc1 = shared.acquire(lw[l].predictorFc1(), t -> gpu.uploadMatrix(stream, t));
+                // counted with the first unit that uses it (a layer-wide fc1 is one allocation for the layer's experts)
+                g.predictorBytes = shared.firstUse(g.fc1) ? bytes(g.fc1) : 0;
+                g.fc2 = shared.acquire(lw[l].predictorFc2(), t -> gpu.uploadMatrix(stream, t));
+                g.predictorBytes += shared.firstUse(g.fc2) ? bytes(g.fc2) : 0;
             } catch (RuntimeException e) {
-                g.freePredictor();
+                g.freePredictor(shared);
                 predictorOnCpu.add(l);
                 if (predictorOnCpu.size() == 1) loadNotes.add("predictor of " + units.label(l) + " not placed on the device (" + e.getMessage() + ")");
             }
@@ -196,14 +200,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                 g.upBias = hotBias(lw[l].get("ffn_up.bias"), g.hot);
             } catch (RuntimeException e) {
                 g.freeRows();
-                g.freePredictor();
+                g.freePredictor(shared);
                 onGpu[l] = null;
                 placement = placement.withLayerCold(l);
                 rowsOnCpu.add(l);
                 if (rowsOnCpu.size() == 1) loadNotes.add("hot rows of " + units.label(l) + " not placed on the device (" + e.getMessage() + ")");
                 continue;
             }
-            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + bytes(g.fc1) + bytes(g.fc2)
+            g.bytes = bytes(g.gate) + bytes(g.up) + bytes(g.down) + GpuFootprint.pad(g.rowMap.byteSize()) + (g.fc1 == null ? 0 : g.predictorBytes)
                     + (g.gateBias == null ? 0 : GpuFootprint.pad(g.gateBias.byteSize())) + (g.upBias == null ? 0 : GpuFootprint.pad(g.upBias.byteSize()));
         }
         if (rowsOnCpu.size() > 1) loadNotes.add(labels(rowsOnCpu) + " run entirely on the CPU");
@@ -533,7 +537,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             HybridLayer g = onGpu[l];
             if (g != null) {
                 quietly(g::freeRows);
-                quietly(g::freePredictor);
+                quietly(() -> g.freePredictor(shared));
                 onGpu[l] = null;
             }
         }

@@ -10,6 +10,7 @@ final class HybridLayer {
     GpuBuffer rowMap;
     GpuBuffer gateBias, upBias;           // the hot rows' biases, compact (OPT, ...); null without
     long bytes;
+    long predictorBytes;                  // of fc1/fc2 counted here (a shared matrix counts with its first unit)
 
     HybridLayer(int[] hot, int[] cold) {
         this.hot = hot;
@@ -23,9 +24,44 @@ final class HybridLayer {
         rowMap = gateBias = upBias = null;
     }
 
-    void freePredictor() {
-        if (fc1 != null) fc1.data().close();
-        if (fc2 != null) fc2.data().close();
+    /** Gives back this unit's predictor; a matrix shared with other units (a layer-wide fc1) is freed by its last user. */
+    void freePredictor(SharedUploads shared) {
+        if (fc1 != null) shared.release(fc1);
+        if (fc2 != null) shared.release(fc2);
         fc1 = fc2 = null;
+    }
+
+    /**
+     * Device copies of tensors several units use (a MoE layer-wide predictor's fc1, which every expert of the layer
+     * runs): uploaded once, counted by user, freed when the last user releases it.
+     */
+    static final class SharedUploads {
+        private final java.util.IdentityHashMap<org.powerinfer4j.engine.tensor.Tensor, GpuMatrix> byTensor = new java.util.IdentityHashMap<>();
+        private final java.util.IdentityHashMap<GpuMatrix, int[]> users = new java.util.IdentityHashMap<>();
+
+        /** The device copy of {@code t}, uploaded by {@code upload} on its first use. */
+        GpuMatrix acquire(org.powerinfer4j.engine.tensor.Tensor t, java.util.function.Function<org.powerinfer4j.engine.tensor.Tensor, GpuMatrix> upload) {
+            GpuMatrix m = byTensor.get(t);
+            if (m == null) {
+                m = upload.apply(t);
+                byTensor.put(t, m);
+                users.put(m, new int[1]);
+            }
+            users.get(m)[0]++;
+            return m;
+        }
+
+        /** Whether {@code m} was uploaded for this unit first (its bytes are counted there). */
+        boolean firstUse(GpuMatrix m) {
+            return users.get(m)[0] == 1;
+        }
+
+        void release(GpuMatrix m) {
+            int[] n = users.get(m);
+            if (n == null || --n[0] > 0) return;
+            users.remove(m);
+            byTensor.values().remove(m);
+            m.data().close();
+        }
     }
 }

@@ -106,6 +106,7 @@ public final class HybridPlacement {
         int[] ff = new int[n];
         List<GpuFootprint.Item> fixed = new ArrayList<>();
         int dim = layers[0].ffnUp().rowLength(), ffMax = 0, hMax = 1;
+        java.util.Set<Tensor> charged = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());   // a shared fc1 once
         for (int l = 0; l < n; l++) {
             LayerWeights lw = layers[l];
             ff[l] = lw.ffnUp().rows();
@@ -114,7 +115,8 @@ public final class HybridPlacement {
             overhead[l] = 4L * (GpuFootprint.ALLOC_ALIGN - 1);
             if (lw.hasPredictor()) {
                 hMax = Math.max(hMax, lw.predictorFc1().rows());
-                fixed.add(new GpuFootprint.Item("predictors", labels == null ? "layer " + l : labels[l], bytes(lw.predictorFc1()) + bytes(lw.predictorFc2())));
+                long b = (charged.add(lw.predictorFc1()) ? bytes(lw.predictorFc1()) : 0) + (charged.add(lw.predictorFc2()) ? bytes(lw.predictorFc2()) : 0);
+                fixed.add(new GpuFootprint.Item("predictors", labels == null ? "layer " + l : labels[l], b));
             }
         }
         // every hot scratch as large as a whole layer: the solver may make any layer entirely hot

@@ -285,11 +285,13 @@ public final class DeviceFootprint {
         if (kMax == 0) return EMPTY;
         int dim = lw[0].ffnUp().rowLength();
         List<Alloc> r = new ArrayList<>(hybridWorkspace(dim, ffMax, kMax, hMax, Math.max(1, batch)));
+        java.util.Set<Tensor> uploaded = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (int l = 0; l < lw.length; l++) {
             if (hot[l] == 0 || !lw[l].hasPredictor()) continue;
             String u = labels == null ? "blk." + l : labels[l];
-            r.add(new Alloc("predictors", u + " fc1", tensorBytes(lw[l].predictorFc1())));
-            r.add(new Alloc("predictors", u + " fc2", tensorBytes(lw[l].predictorFc2())));
+            // a tensor several units share (a MoE layer-wide fc1) is uploaded once, by its first unit
+            if (uploaded.add(lw[l].predictorFc1())) r.add(new Alloc("predictors", u + " fc1", tensorBytes(lw[l].predictorFc1())));
+            if (uploaded.add(lw[l].predictorFc2())) r.add(new Alloc("predictors", u + " fc2", tensorBytes(lw[l].predictorFc2())));
         }
         for (int l = 0; l < lw.length; l++) {
             int k = hot[l];

@@ -130,6 +130,39 @@ class MoePredictorLayoutsTest {
                 for (int v = 0; v < x.length; v++) assertThat(Math.abs(x[v] - y[v])).as("token %d logit %d", id, v).isLessThan(1e-4f);
             }
         }
+        hybridUploadsTheSharedFc1Once(out, layers);
+    }
+
+    /**
+     * The hybrid FFN on that file (simulated device, every neuron hot): each layer's shared fc1 is one device
+     * allocation for all its experts, the footprint says so, the device holds exactly the footprint's bytes, and the
+     * greedy tokens are the CPU predict mode's.
+     */
+    private static void hybridUploadsTheSharedFc1Once(java.nio.file.Path file, int layers) throws Exception {
+        int[] prompt = {1, 15, 27, 3};
+        var greedy = org.powerinfer4j.engine.api.GenerationParams.defaults().withMaxTokens(8)
+                .withSampling(org.powerinfer4j.engine.sampling.SamplingParams.GREEDY).withStopAtEndOfGeneration(false);
+        int[] cpu;
+        try (Model m = Model.open(file, options(SparseMode.PREDICT).withKvCacheType(org.powerinfer4j.engine.tensor.GGMLType.F32));
+             org.powerinfer4j.engine.api.Session s = m.newSession()) {
+            cpu = s.generate(prompt, greedy, null).generatedTokens();
+        }
+        var gpu = org.powerinfer4j.engine.backend.GpuOptions.budget(org.powerinfer4j.engine.backend.GpuMode.SIMULATED, 1L << 30);
+        try (Model m = Model.open(file, options(SparseMode.PREDICT).withKvCacheType(org.powerinfer4j.engine.tensor.GGMLType.F32).withGpu(gpu))) {
+            var fp = m.deviceFootprint();
+            for (int l = 0; l < layers; l++) {
+                String prefix = "blk." + l + ".e";
+                assertThat(fp.allocations().stream().filter(a -> a.category().equals("predictors") && a.label().startsWith(prefix) && a.label().endsWith(" fc1")))
+                        .as("layer %d: one fc1 for its experts", l).hasSize(1);
+                assertThat(fp.allocations().stream().filter(a -> a.category().equals("predictors") && a.label().startsWith(prefix) && a.label().endsWith(" fc2")))
+                        .as("layer %d: an fc2 block per expert", l).hasSize(m.config().params().experts());
+            }
+            try (org.powerinfer4j.engine.api.Session s = m.newSession()) {
+                assertThat(s.generate(prompt, greedy, null).generatedTokens()).containsExactly(cpu);
+                assertThat(m.deviceBytesInUse()).as("device bytes with one session").isEqualTo(fp.allocatedBytes());
+            }
+            assertThat(m.hybridFeedForward().placement().totalHot()).isEqualTo(m.hybridFeedForward().placement().totalNeurons());
+        }
     }
 
     private static ModelOptions options(SparseMode mode) {
