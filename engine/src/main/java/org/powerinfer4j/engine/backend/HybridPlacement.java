@@ -7,14 +7,14 @@ import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
-import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.placement.PlacementPlanner;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * The split of every layer's FFN neurons into hot (GPU) and cold (CPU): two disjoint ascending lists per layer whose
  * union is all neurons, so every neuron is computed exactly once. Built from a PowerInfer GPU index or planned
- * under a VRAM budget with the device footprint of {@link HybridFeedForward} ({@link #footprint}).
+ * under a VRAM budget with the device footprint of {@link HybridFeedForward} ({@link #footprint}); {@link HybridUnits}
+ * converts it to and from GPU indexes.
  */
 public final class HybridPlacement {
     private final int[] ff;
@@ -53,17 +53,6 @@ public final class HybridPlacement {
 
     /** The given hot neurons per layer (any order); {@code counts} may be null. */
     public static HybridPlacement of(int[] ff, int[][] hot, long[][] counts, String source) {
-        return new HybridPlacement(ff, hot, counts, source, null);
-    }
-
-    /** The hot sets of a PowerInfer GPU index, which must match the model's layers and n_ff. */
-    public static HybridPlacement fromIndex(GpuIndex idx, int[] ff, long[][] counts, String source) {
-        if (idx.layers() != ff.length) throw new IllegalArgumentException("GPU index has " + idx.layers() + " layers, the model " + ff.length);
-        int[][] hot = new int[ff.length][];
-        for (int l = 0; l < ff.length; l++) {
-            if (idx.ffSizes()[l] != ff[l]) throw new IllegalArgumentException("GPU index layer " + l + " has " + idx.ffSizes()[l] + " neurons, the model " + ff[l]);
-            hot[l] = idx.bucket(l);
-        }
         return new HybridPlacement(ff, hot, counts, source, null);
     }
 
@@ -195,10 +184,5 @@ public final class HybridPlacement {
         int[][] h = hot.clone();
         h[l] = new int[0];
         return new HybridPlacement(ff, h, counts, source, plan);
-    }
-
-    /** As a PowerInfer GPU index (budget = the planned budget, else 0). */
-    public GpuIndex toGpuIndex() {
-        return new GpuIndex(plan != null ? plan.budget() : 0, ff, hot);
     }
 }

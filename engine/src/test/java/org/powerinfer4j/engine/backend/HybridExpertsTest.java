@@ -112,10 +112,7 @@ class HybridExpertsTest {
             for (int l = 0; l < 2; l++) layerCounts[l] = skewed[l].summedOverExperts();
             ActivationStats stats = new ActivationStats(layerCounts, real.tokens(), "m", ActivationStats.CRITERION_NONZERO, 0f, skewed);
             var fp = HybridPlacement.footprint(u, BATCH);
-            long fixed = fp.workspace();
-            for (var it : fp.fixedItems()) fixed += it.bytes();
-            for (long o : fp.layerOverhead()) fixed += o;
-            long budget = fixed + fp.allNeuronBytes() / 8;
+            long budget = fixedBytes(fp) + fp.allNeuronBytes() / 8;
             HybridPlacement p = HybridPlacement.planned(fp, u.counts(stats, "skewed"), budget, 1, "test");
             int hot0 = p.hotCount(u.unit(0, 0));
             for (int e = 1; e < 4; e++) assertThat(hot0).as("expert 0 against expert %d", e).isGreaterThan(p.hotCount(u.unit(0, e)));
@@ -181,9 +178,7 @@ class HybridExpertsTest {
             ModelConfig c = ModelConfig.fromGGUF(f);
             HybridUnits u = HybridUnits.of(c, ModelWeights.load(f, c), null, null);
             var fp = HybridPlacement.footprint(u, BATCH);
-            budget = fp.workspace() + fp.allNeuronBytes() / 3;
-            for (var it : fp.fixedItems()) budget += it.bytes();
-            for (long o : fp.layerOverhead()) budget += o;
+            budget = fixedBytes(fp) + fp.allNeuronBytes() / 3;
         }
         GpuOptions gpu = GpuOptions.budget(mode, budget).withActivations(profile);
         Path index = dir.resolve("from-run.gpuidx");
@@ -211,6 +206,14 @@ class HybridExpertsTest {
             assertThat(m.hybridFeedForward().placement().totalHot()).isPositive();
             assertThat(greedy(m, prompt)).containsExactly(cpuTokens);
         }
+    }
+
+    /** What the planner places before any neuron: workspace, predictors, per-unit index maps. */
+    private static long fixedBytes(org.powerinfer4j.engine.placement.GpuFootprint fp) {
+        long b = fp.workspace();
+        for (var it : fp.fixedItems()) b += it.bytes();
+        for (long o : fp.layerOverhead()) b += o;
+        return b;
     }
 
     private static float[][] logits(Model m, int[] seq) {

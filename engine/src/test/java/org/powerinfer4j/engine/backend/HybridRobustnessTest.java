@@ -77,7 +77,7 @@ class HybridRobustnessTest {
         }
         Path idx = dir.resolve("model.generated.gpuidx");
         GpuIndex.of(123, ff, hot).write(idx);
-        HybridPlacement p = HybridPlacement.fromIndex(GpuIndex.read(idx), ff, null, "test index");
+        HybridPlacement p = HybridUnits.ofLayers(h0.weights(), h0.downT()).fromGpuIndex(GpuIndex.read(idx), null, "test index");
         for (int l = 0; l < ff.length; l++) assertThat(p.hot(l)).containsExactly(hot[l]);
 
         int[] seq = sequence(24);
