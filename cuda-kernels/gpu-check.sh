@@ -51,6 +51,9 @@ bundle() {
     local td; td="$(cd "$root/.." && pwd)/shared/testdata"
     for f in models/stories260K.gguf models/quantized/stories260K-q4_0.gguf reference/stories260K.llamacpp.json \
              reference/stories260K-q4_0.llamacpp.json vocab/ggml-vocab-llama-spm.gguf \
+             models/quantized/stories260K-q8_0.gguf models/quantized/stories260K-f16.gguf reference/stories260K-q8_0.llamacpp.json \
+             reference/stories260K-f16.llamacpp.json models/quantized/rand-k-q4_k.gguf models/quantized/rand-k-q5_k.gguf \
+             models/quantized/rand-k-q6_k.gguf archs/mixtral.gguf \
              sparse/stories260K-relu.powerinfer.gguf sparse/reference.json sparse/activation_counts.json; do
         mkdir -p "$bundle/testdata/$(dirname "$f")" && cp "$td/$f" "$bundle/testdata/$f"
     done
@@ -92,6 +95,10 @@ run() {
             timeout "${BENCH_TIMEOUT:-300}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
                 -Xmx24g -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" org.powerinfer4j.engine.backend.GpuBenchmark \
                 "$out" "${BENCH_MODELS:-/tmp/pi4j-models}" 2>&1 | tee "$out/gpu-bench.log" || echo "gpu-check: benchmark did not finish" | tee -a "$out/gpu-bench.log"
+            # prefill: matMul GEMM rates (F16 = the cuBLAS peak), pp512 of a 1.1B shape at -ngl 23 against the CPU
+            timeout "${PREFILL_TIMEOUT:-240}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+                -Xmx24g -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" org.powerinfer4j.engine.backend.GpuPrefillBenchmark \
+                "$out" "${BENCH_MODELS:-/tmp/pi4j-models}" 2>&1 | tee "$out/gpu-prefill.log" || echo "gpu-check: prefill benchmark did not finish" | tee -a "$out/gpu-prefill.log"
         fi
     elif command -v mvn >/dev/null 2>&1; then
         source "$root/scripts/find-jdk25.sh"

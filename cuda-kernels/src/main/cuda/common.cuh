@@ -70,6 +70,17 @@ __device__ __forceinline__ float block_sum(float v) {
     return r;
 }
 
+/** A K-quant sub-block's 6-bit scale and min (ggml's get_scale_min_k4), j = 0..7, from the 12 packed bytes. */
+__device__ __forceinline__ void scale_min_k4(int j, const unsigned char* q, float* sc, float* mn) {
+    if (j < 4) {
+        *sc = (float)(q[j] & 63);
+        *mn = (float)(q[j + 4] & 63);
+    } else {
+        *sc = (float)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *mn = (float)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
 /** Bytes of one row of n elements of the given type (n a multiple of 32 for the quantized types). */
 template <int T>
 __device__ __forceinline__ size_t row_bytes(int n) {

@@ -96,17 +96,6 @@ __device__ __forceinline__ float row_dot<T_Q4_0>(const unsigned char* row, const
     return s;
 }
 
-/** A K-quant sub-block's 6-bit scale and min (ggml's get_scale_min_k4), j = 0..7, from the 12 packed bytes. */
-__device__ __forceinline__ void scale_min_k4(int j, const unsigned char* q, float* sc, float* mn) {
-    if (j < 4) {
-        *sc = (float)(q[j] & 63);
-        *mn = (float)(q[j + 4] & 63);
-    } else {
-        *sc = (float)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *mn = (float)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-}
-
 // Q4_K and Q5_K: a warp takes one super-block per step; lane l covers 64-element group g = l / 8 (sub-blocks 2g
 // and 2g+1) and, in it, quant bytes 4·(l % 8) .. +3: four low nibbles (sub-block 2g) and four high (2g+1).
 template <int T>

@@ -92,20 +92,21 @@ extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Attention of one query token over n_kv cached positions, split over the context (flash-decoding):
-//   grid.x = heads (grid-stride), grid.y = splits; block = ATT_WARPS warps.
-// Each warp walks positions t = t0 + warp, t0 + warp + ATT_WARPS, ... of its split with an online softmax
+// Attention of n_tokens consecutive query tokens over an F32 cache, split over the context (flash-decoding):
+//   grid.x = n_tokens * heads (grid-stride), grid.y = splits; block = ATT_WARPS warps.
+// Token t is at position p = n_kv - n_tokens + t and sees positions lo..p (causal), lo = max(0, p - window + 1) with
+// a sliding window (window > 0), else 0; one decode token is n_tokens = 1, window = 0 over the n_kv positions given.
+// Each warp walks positions lo + split*chunk + warp, + ATT_WARPS, ... with an online softmax
 // (running max m, running sum l, running output acc), lanes splitting the head dimension; the block then merges
 // its warps. No shared array of context length, so any context fits. With splits == 1 the block writes the
-// normalised output; otherwise it writes (m, l, acc[head_dim]) to partial[(h*splits + split)*(head_dim+2)] and
-// attention_combine_f32 merges the splits.
+// normalised output; otherwise (one token only) it writes (m, l, acc[head_dim]) to
+// partial[(h*splits + split)*(head_dim+2)] and attention_combine_f32 merges the splits.
 //
-//   q        n_heads*head_dim query (already rotated and NOT pre-scaled)
+//   q        n_tokens*n_heads*head_dim queries (already rotated and NOT pre-scaled); out likewise
 //   k, v     cache rows for this layer: position t of KV head g at k + t*kv_stride + g*head_dim
 //   scale    1/sqrt(head_dim) for llama
 //   softcap  scores become softcap * tanh(score / softcap) when > 0 (Gemma 2)
 //   sinks    per-head sink logits (gpt-oss) that join the softmax's denominator and add no value; null = none
-// A sliding window is the caller's: k and v start at the window's first position, n_kv counts the window.
 // head_dim <= ATT_MAX_HD.
 #define ATT_WARPS 4
 #define ATT_MAX_HD 256
@@ -114,21 +115,23 @@ extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float
 extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
               float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
-              float softcap, const float* __restrict__ sinks, int splits) {
+              float softcap, const float* __restrict__ sinks, int splits, int n_tokens, int window) {
     __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
     __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int group = n_heads / n_kv_heads;
-    const int chunk = (n_kv + splits - 1) / splits;
     const int split = blockIdx.y;
-    const int t0 = min(n_kv, split * chunk), t1 = min(n_kv, t0 + chunk);
-    for (int h = blockIdx.x; h < n_heads; h += gridDim.x) {
-        const int g = h / group;
+    for (int th = blockIdx.x; th < n_heads * n_tokens; th += gridDim.x) {
+        const int h = th % n_heads, g = h / group;
+        const int pos = n_kv - n_tokens + th / n_heads;
+        const int lo = window > 0 ? max(0, pos - window + 1) : 0, span = pos + 1 - lo;
+        const int chunk = (span + splits - 1) / splits;
+        const int t0 = lo + min(span, split * chunk), t1 = lo + min(span, split * chunk + chunk);
         float qv[ATT_PER_LANE], acc[ATT_PER_LANE];
 #pragma unroll
         for (int j = 0; j < ATT_PER_LANE; j++) {
             const int d = lane + 32 * j;
-            qv[j] = d < head_dim ? q[(size_t)h * head_dim + d] : 0.0f;
+            qv[j] = d < head_dim ? q[(size_t)th * head_dim + d] : 0.0f;
             acc[j] = 0.0f;
         }
         float m = -INFINITY, l = 0.0f;
@@ -178,7 +181,7 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
 #pragma unroll
             for (int w = 0; w < ATT_WARPS; w++) o += s_l[w] > 0.0f ? s_acc[w][d] * expf(s_m[w] - M) : 0.0f;
             if (splits == 1) {
-                out[(size_t)h * head_dim + d] = L > 0.0f ? o / L : 0.0f;
+                out[(size_t)th * head_dim + d] = L > 0.0f ? o / L : 0.0f;
             } else {
                 float* p = partial + ((size_t)h * splits + split) * (head_dim + 2);
                 p[2 + d] = o;
@@ -188,7 +191,7 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
                 }
             }
         }
-        __syncthreads(); // s_* are reused for the next head
+        __syncthreads(); // s_* are reused for the next (token, head)
     }
 }
 

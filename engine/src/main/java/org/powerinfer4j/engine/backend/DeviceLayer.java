@@ -73,14 +73,60 @@ final class DeviceLayer {
     /** Rotary tables on the device: inverse frequencies and YaRN's magnitude per table of the model graph. */
     record DeviceRope(GpuBuffer invFreq, float mscale, int dims, org.powerinfer4j.engine.model.RopeType type) {}
 
+    /**
+     * A batch's buffers: token t's part of each {@link Buf} at float t·{@link #stride}, FFN scratch for the batch's
+     * rows, and {@link #token} views for the ops that run token by token.
+     */
+    interface BatchBuffers extends Buffers {
+        /** Floats per token of {@code b}. */
+        int stride(Buf b);
+
+        /** Token t's slices of the buffers (the scratch is shared: one token's op at a time). */
+        default Buffers token(int t) {
+            BatchBuffers all = this;
+            return new Buffers() {
+                @Override
+                public GpuBuffer buf(Buf b) {
+                    long n = 4L * all.stride(b);
+                    return all.buf(b).slice(t * n, n);
+                }
+
+                @Override
+                public GpuBuffer h() { return all.h(); }
+
+                @Override
+                public GpuBuffer h2() { return all.h2(); }
+
+                @Override
+                public GpuBuffer routerLogits() { return all.routerLogits(); }
+
+                @Override
+                public GpuBuffer expertOut() { return all.expertOut(); }
+            };
+        }
+    }
+
     final int index;
     final List<DeviceOp> ops;
     final int ff;   // n_ff of the FFN on the device; 0 when only the attention block is here
+    final boolean batchable;   // every op's rows are its buffers' per-token strides: batches run op by op over all rows
 
-    private DeviceLayer(int index, List<DeviceOp> ops, int ff) {
+    private DeviceLayer(int index, List<DeviceOp> ops, int ff, ModelConfig c) {
         this.index = index;
         this.ops = ops;
         this.ff = ff;
+        boolean ok = true;
+        for (DeviceOp op : ops) {
+            ok &= switch (op) {
+                case Linear l -> l.weight().cols() == DeviceFootprint.bufFloats(l.in(), c) && l.weight().rows() == DeviceFootprint.bufFloats(l.out(), c);
+                case Norm n -> n.n() == DeviceFootprint.bufFloats(n.in(), c) && n.n() == DeviceFootprint.bufFloats(n.out(), c);
+                case HeadNorm h -> h.heads() * h.headDim() == DeviceFootprint.bufFloats(h.buf(), c);
+                case Rope r -> r.heads() * c.headDim() == DeviceFootprint.bufFloats(r.buf(), c);
+                case Ffn f -> !f.downNeuronMajor() && f.up().cols() == c.dim() && f.down().rows() == c.dim();
+                default -> true;
+            };
+        }
+        this.batchable = ok;
     }
 
     /** The ops the device runs for a layer: all of them, or the attention block {@code [0, attentionEnd)}. */
@@ -186,7 +232,7 @@ final class DeviceLayer {
                 case LayerGraph.Add a -> new Add(a.dst(), a.src());
             });
         }
-        return new DeviceLayer(index, List.copyOf(ops), ff);
+        return new DeviceLayer(index, List.copyOf(ops), ff, c);
     }
 
     /**
@@ -231,6 +277,78 @@ final class DeviceLayer {
                 case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim());
             }
         }
+    }
+
+    /**
+     * Queues this layer's ops for {@code tokens} consecutive tokens from position {@code pos0} (token t's residual at
+     * float t·n_embd of {@code Buf.X}): products through {@link GpuBackend#matMul} (GEMMs), norms, RoPE, biases and
+     * adds over all rows at once, {@link GpuBackend#causalAttention} in one launch. The batch's K and V go into the
+     * device cache and are queued for download into {@code hostK}/{@code hostV} (tokens × kv_dim each). Expert layers
+     * (the router's choice is the host's) and neuron-major down projections run token by token over the batch's
+     * rows; a layer that is not {@link #batchable} runs wholly so.
+     */
+    void runBatch(GpuBackend gpu, GpuStream st, BatchBuffers d, DeviceRope[] ropes, ModelConfig c, int pos0, int tokens, GpuBuffer kCache,
+                  GpuBuffer vCache, java.lang.foreign.MemorySegment hostK, java.lang.foreign.MemorySegment hostV) {
+        int kvDim = c.kvDim();
+        long kv = 4L * kvDim;
+        if (!batchable) {
+            for (int t = 0; t < tokens; t++)
+                run(gpu, st, d.token(t), ropes, c, pos0 + t, kCache, vCache, hostK.asSlice(t * kv, kv), hostV.asSlice(t * kv, kv));
+            return;
+        }
+        for (DeviceOp op : ops) {
+            switch (op) {
+                case Norm n -> {
+                    if (n.layerNorm()) gpu.layerNorm(st, d.buf(n.in()), n.weight(), n.bias(), d.buf(n.out()), n.n(), tokens, n.eps());
+                    else {
+                        gpu.rmsNorm(st, d.buf(n.in()), n.weight(), d.buf(n.out()), n.n(), tokens, n.eps());
+                        if (n.bias() != null) gpu.addRows(st, d.buf(n.out()), n.bias(), n.n(), tokens);
+                    }
+                }
+                case Linear l -> {
+                    gpu.matMul(st, l.weight(), d.buf(l.in()), d.buf(l.out()), tokens);
+                    if (l.bias() != null) gpu.addRows(st, d.buf(l.out()), l.bias(), l.weight().rows(), tokens);
+                }
+                case HeadNorm h -> gpu.rmsNorm(st, d.buf(h.buf()), h.weight(), d.buf(h.buf()), h.headDim(), h.heads() * tokens, h.eps());
+                case Rope r -> {
+                    DeviceRope t = ropes[r.rope()];
+                    gpu.rope(st, d.buf(r.buf()), tokens, r.heads() * c.headDim(), r.heads(), c.headDim(), t.dims(), pos0, t.invFreq(), t.mscale(), t.type());
+                }
+                case Attention a -> {
+                    long at = kv * pos0, len = kv * tokens;
+                    gpu.copy(st, d.buf(Buf.K), 0, kCache, at, len);
+                    gpu.copy(st, d.buf(Buf.V), 0, vCache, at, len);
+                    gpu.download(st, kCache, at, hostK.asSlice(0, len));
+                    gpu.download(st, vCache, at, hostV.asSlice(0, len));
+                    gpu.causalAttention(st, d.buf(Buf.Q), kCache, vCache, d.buf(Buf.ATT), c.heads(), c.kvHeads(), c.headDim(), kvDim, pos0 + tokens, tokens,
+                            a.window(), a.scale(), a.softcap(), a.sinks());
+                }
+                case Ffn f -> ffnBatch(gpu, st, d, f, tokens);
+                case Experts e -> {
+                    for (int t = 0; t < tokens; t++) experts(gpu, st, d.token(t), e);
+                }
+                case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim() * tokens);
+            }
+        }
+    }
+
+    /** The dense MLP over a batch: gate and up as GEMMs into tokens × n_ff scratch, the activation over all of it, down. */
+    private void ffnBatch(GpuBackend gpu, GpuStream st, Buffers d, Ffn f, int tokens) {
+        GpuBuffer x = d.buf(Buf.XB), h = d.h(), h2 = d.h2(), y = d.buf(Buf.FFN_OUT);
+        int ff = f.up().rows();
+        if (f.gate() != null) {
+            gpu.matMul(st, f.gate(), x, h, tokens);
+            if (f.gateBias() != null) gpu.addRows(st, h, f.gateBias(), ff, tokens);
+            gpu.matMul(st, f.up(), x, h2, tokens);
+            if (f.upBias() != null) gpu.addRows(st, h2, f.upBias(), ff, tokens);
+            gpu.activation(st, f.act(), h, h2, h, ff * tokens);
+        } else {
+            gpu.matMul(st, f.up(), x, h2, tokens);
+            if (f.upBias() != null) gpu.addRows(st, h2, f.upBias(), ff, tokens);
+            gpu.activation(st, f.act(), h2, null, h, ff * tokens);
+        }
+        gpu.matMul(st, f.down(), h, y, tokens);
+        if (f.downBias() != null) gpu.addRows(st, y, f.downBias(), f.down().rows(), tokens);
     }
 
     /**

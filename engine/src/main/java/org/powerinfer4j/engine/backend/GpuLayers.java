@@ -54,6 +54,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final DeviceLayer.Norm outputNorm;
     private final DeviceLayer.DeviceRope[] ropes;
     private final int contextLength, maxFf;
+    private final int batch;                 // tokens per device chunk: the session buffers hold this many
     private final long weightBytes;
     private final DeviceFootprint footprint;  // what the upload and one session allocate
     private final List<AutoCloseable> owned;
@@ -63,7 +64,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private volatile boolean failed;
 
     private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph graph, int first, boolean attentionOnly, DeviceLayer[] layers,
-                      GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, long weightBytes,
+                      GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, int batch, long weightBytes,
                       DeviceFootprint footprint, List<AutoCloseable> owned, Consumer<String> warn) {
         this.gpu = gpu;
         this.ownsBackend = ownsBackend;
@@ -76,6 +77,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         this.outputNorm = outputNorm;
         this.ropes = ropes;
         this.contextLength = contextLength;
+        this.batch = batch;
         this.weightBytes = weightBytes;
         this.footprint = footprint;
         this.owned = owned;
@@ -119,12 +121,12 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * whose whole footprint ({@link DeviceFootprint#layers}: weights, rotary tables, one session's buffers and KV
      * cache) fits; 0 when blk.0's cannot run there ({@code why[0]} says why).
      */
-    static int attentionLayers(ModelGraph g, ModelWeights w, ModelConfig c, int contextLength, long budget, String[] why) {
+    static int attentionLayers(ModelGraph g, ModelWeights w, ModelConfig c, int contextLength, int batch, long budget, String[] why) {
         int n = 0;
         while (n < c.layers()) {
             why[0] = DeviceLayer.unsupported(g.layers()[n], w.layers()[n], c, true);
             if (why[0] != null) break;
-            if (budget >= 0 && DeviceFootprint.layers(c, g, w, 0, n + 1, true, false, contextLength).totalBytes() > budget) break;
+            if (budget >= 0 && DeviceFootprint.layers(c, g, w, 0, n + 1, true, false, contextLength, batch).totalBytes() > budget) break;
             n++;
         }
         return n;
@@ -136,33 +138,39 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * (with a note) when none fit, the weights are of a type the kernels do not take, or the device is unavailable.
      */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info) {
-        return attention(o, c, w, contextLength, budget, info, () -> o.mode().open(info), true);
+        return attention(o, c, w, contextLength, 1, budget, info, () -> o.mode().open(info), true);
     }
 
     /** As {@link #attention(GpuOptions, ModelConfig, ModelWeights, int, long, Consumer)} on {@code shared}, which it does not close. */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
                                       GpuBackend shared) {
-        return attention(o, c, w, contextLength, budget, info, () -> shared, false);
+        return attention(o, c, w, contextLength, 1, budget, info, () -> shared, false);
+    }
+
+    /** As above for prompt chunks of up to {@code batch} tokens ({@code -b}), each chunk one pass per layer. */
+    public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, Consumer<String> info,
+                                      GpuBackend shared) {
+        return attention(o, c, w, contextLength, batch, budget, info, () -> shared, false);
     }
 
     static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
                                Supplier<GpuBackend> open) {
-        return attention(o, c, w, contextLength, budget, info, open, true);
+        return attention(o, c, w, contextLength, 1, budget, info, open, true);
     }
 
-    private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
+    private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, Consumer<String> info,
                                        Supplier<GpuBackend> open, boolean ownsBackend) {
         if (!o.enabled()) return null;
         ModelGraph g = GraphBuilder.build(c, w);
         String[] whyNot = new String[1];
-        int n = attentionLayers(g, w, c, contextLength, budget, whyNot);
+        int n = attentionLayers(g, w, c, contextLength, batch, budget, whyNot);
         String why = whyNot[0];
         if (n == 0 && why != null) info.accept("note: the GPU cannot run blk.0's attention (" + why + "); attention runs on the CPU");
         if (n == 0) return null;
         GpuBackend gpu = open.get();
         if (gpu == null) return null;
         try {
-            return upload(gpu, ownsBackend, c, g, w, 0, n, true, false, contextLength, info);
+            return upload(gpu, ownsBackend, c, g, w, 0, n, true, false, contextLength, batch, info);
         } catch (RuntimeException e) {
             if (ownsBackend) gpu.close();
             info.accept("warning: the GPU could not take the attention weights (" + e.getMessage() + "); attention runs on the CPU");
@@ -176,11 +184,20 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * fitting the budget or the device's memory.
      */
     public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info) {
-        return create(o, c, w, contextLength, info, () -> o.mode().open(info));
+        return create(o, c, w, contextLength, 1, info, () -> o.mode().open(info));
+    }
+
+    /** As above for prompt chunks of up to {@code batch} tokens ({@code -b}): each chunk runs as one pass per layer (GEMMs on CUDA). */
+    public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, Consumer<String> info) {
+        return create(o, c, w, contextLength, batch, info, () -> o.mode().open(info));
     }
 
     /** As {@link #create(GpuOptions, ModelConfig, ModelWeights, int, Consumer)} on the device {@code open} gives (tests). */
     static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info, Supplier<GpuBackend> open) {
+        return create(o, c, w, contextLength, 1, info, open);
+    }
+
+    static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, Consumer<String> info, Supplier<GpuBackend> open) {
         if (!o.enabled() || (o.gpuLayers() == 0 && !o.hasBudget())) return null;
         ModelGraph g = GraphBuilder.build(c, w);
         int total = c.layers();
@@ -200,10 +217,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             // a session allocate); the head only when every layer is on the device and it still fits
             long budget = o.vramBudget();
             int fit = 0;
-            while (fit < n && DeviceFootprint.layers(c, g, w, total - fit - 1, fit + 1, false, false, contextLength).totalBytes() <= budget) fit++;
+            while (fit < n && DeviceFootprint.layers(c, g, w, total - fit - 1, fit + 1, false, false, contextLength, batch).totalBytes() <= budget) fit++;
             if (fit < n) info.accept(String.format(Locale.ROOT, "note: --vram-budget %s holds %d of the %d layers asked for", HybridSetup.human(o.vramBudget()), fit, n));
             n = fit;
-            head = head && n == total && DeviceFootprint.layers(c, g, w, 0, total, false, true, contextLength).totalBytes() <= budget;
+            head = head && n == total && DeviceFootprint.layers(c, g, w, 0, total, false, true, contextLength, batch).totalBytes() <= budget;
         }
         if (n == 0) {
             info.accept("note: no layer goes to the GPU; everything runs on the CPU");
@@ -215,7 +232,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             return null;
         }
         try {
-            return upload(gpu, true, c, g, w, total - n, n, false, head, contextLength, info);
+            return upload(gpu, true, c, g, w, total - n, n, false, head, contextLength, batch, info);
         } catch (RuntimeException e) {
             gpu.close();
             info.accept("warning: -ngl: the GPU could not take the layers (" + e.getMessage() + "); all layers run on the CPU");
@@ -225,7 +242,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     /** Uploads layers {@code [from, from + n)} (their attention blocks only, or whole), the rotary tables and maybe the head. */
     private static GpuLayers upload(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph g, ModelWeights w, int from, int n,
-                                    boolean attentionOnly, boolean head, int contextLength, Consumer<String> info) {
+                                    boolean attentionOnly, boolean head, int contextLength, int batch, Consumer<String> info) {
         List<AutoCloseable> owned = new ArrayList<>();
         try (GpuStream s = gpu.createStream()) {
             DeviceLayer[] dl = new DeviceLayer[n];
@@ -252,8 +269,8 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 owned.add(inv);
                 ropes[r] = new DeviceLayer.DeviceRope(inv, t.mscale(), t.dims(), t.type());
             }
-            return new GpuLayers(gpu, ownsBackend, c, g, attentionOnly ? c.layers() : from, attentionOnly, dl, out, outNorm, ropes, contextLength,
-                    bytes, DeviceFootprint.layers(c, g, w, from, n, attentionOnly, head, contextLength), owned, info);
+            return new GpuLayers(gpu, ownsBackend, c, g, attentionOnly ? c.layers() : from, attentionOnly, dl, out, outNorm, ropes, contextLength, batch,
+                    bytes, DeviceFootprint.layers(c, g, w, from, n, attentionOnly, head, contextLength, batch), owned, info);
         } catch (RuntimeException e) {
             closeAll(owned);
             throw e;
@@ -323,11 +340,12 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     }
 
     /** One session's device buffers and host staging; {@code usable} is false when they could not be allocated. */
-    private final class DeviceState implements AutoCloseable, DeviceLayer.Buffers {
+    private final class DeviceState implements AutoCloseable, DeviceLayer.BatchBuffers {
         final List<AutoCloseable> owned = new ArrayList<>();
         final EnumMap<Buf, GpuBuffer> bufs = new EnumMap<>(Buf.class);
         HostStaging host; // pinned where the driver allows: async copies, and no blocking on pageable memory
         boolean usable, lastOk;
+        int lastRow;   // the chunk's last token, whose residual the head reads
         GpuStream stream;
         GpuBuffer h, h2, logits, routerLogits, expertOut;
         GpuBuffer[] kCache, vCache;
@@ -343,11 +361,11 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                         case X, XB, ATT_OUT, FFN_OUT -> c.dim();
                     };
                     if (attentionOnly && b == Buf.FFN_OUT) continue;
-                    bufs.put(b, alloc(n));
+                    bufs.put(b, alloc((long) batch * n));
                 }
                 if (!attentionOnly) {
-                    h = alloc(maxFf);
-                    h2 = alloc(maxFf);
+                    h = alloc((long) batch * maxFf);
+                    h2 = alloc((long) batch * maxFf);
                     if (c.params().moe()) {
                         routerLogits = alloc(c.params().experts());
                         expertOut = alloc(c.dim());
@@ -360,7 +378,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                     vCache[i] = alloc((long) contextLength * c.kvDim());
                 }
                 if (output != null) logits = alloc(c.vocabSize());
-                long xBytes = 4L * c.dim(), kvBytes = 8L * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;
+                long xBytes = 4L * batch * c.dim(), kvBytes = 8L * batch * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;
                 host = HostStaging.allocate(gpu, xBytes + kvBytes + logitBytes);
                 MemorySegment m = host.segment();
                 hostX = m.asSlice(0, xBytes);
@@ -391,6 +409,11 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         }
 
         @Override
+        public int stride(Buf b) {
+            return DeviceFootprint.bufFloats(b, c);
+        }
+
+        @Override
         public GpuBuffer h() {
             return h;
         }
@@ -414,6 +437,12 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         void layer(int i, int pos) {
             long kv = 4L * c.kvDim();
             layers[i].run(gpu, stream, this, ropes, c, pos, kCache[i], vCache[i], hostKv.asSlice(2 * i * kv, kv), hostKv.asSlice(2 * i * kv + kv, kv));
+        }
+
+        /** Runs device layer {@code i} for {@code n} tokens from {@code pos0}; layer i's K and V go to staging rows [2i·batch, 2i·batch + 2n) of kv_dim. */
+        void layer(int i, int pos0, int n) {
+            long kv = 4L * c.kvDim(), k = 2L * i * batch * kv, v = k + batch * kv;
+            layers[i].runBatch(gpu, stream, this, ropes, c, pos0, n, kCache[i], vCache[i], hostKv.asSlice(k, n * kv), hostKv.asSlice(v, n * kv));
         }
 
         @Override
@@ -450,27 +479,40 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         return run(s, batch, startPos, slot[layer], slot[layer] + 1, false);
     }
 
-    /** Device layers {@code [from, to)} for the chunk's tokens, one token at a time; the residuals are restored on failure. */
-    private boolean run(InferenceState s, int batch, int startPos, int from, int to, boolean whole) {
+    /**
+     * Device layers {@code [from, to)} for the chunk's tokens: in pieces of up to {@link #batch} tokens, each one pass
+     * per layer over all its tokens (a single token through the decode path); the residuals are restored on failure.
+     */
+    private boolean run(InferenceState s, int count, int startPos, int from, int to, boolean whole) {
         DeviceState d = s.offloadState(DeviceState::new);
         if (!d.usable) return false;
         int dim = c.dim(), kvDim = c.kvDim();
         float[] x = s.residual();
-        float[] saved = java.util.Arrays.copyOf(x, batch * dim);   // the CPU redoes the chunk from here on failure
+        float[] saved = java.util.Arrays.copyOf(x, count * dim);   // the CPU redoes the chunk from here on failure
         if (whole) d.lastOk = false;
         try {
-            for (int b = 0; b < batch; b++) {
-                int pos = startPos + b;
-                MemorySegment.copy(x, b * dim, d.hostX, F32, 0, dim);
-                gpu.upload(d.stream, d.hostX, d.buf(Buf.X), 0);
-                for (int i = from; i < to; i++) d.layer(i, pos);
-                gpu.download(d.stream, d.buf(Buf.X), 0, d.hostX);
-                gpu.synchronize(d.stream);
-                MemorySegment.copy(d.hostX, F32, 0, x, b * dim, dim);
+            for (int b0 = 0; b0 < count; b0 += batch) {
+                int n = Math.min(batch, count - b0), pos0 = startPos + b0;
+                MemorySegment hx = d.hostX.asSlice(0, 4L * n * dim);
+                MemorySegment.copy(x, b0 * dim, hx, F32, 0, n * dim);
+                gpu.upload(d.stream, hx, d.buf(Buf.X), 0);
                 for (int i = from; i < to; i++) {
-                    float[] kv = d.hostKv.asSlice(8L * i * kvDim, 8L * kvDim).toArray(F32);
-                    s.kv().store(layers[i].index, pos, kv, 0, kv, kvDim);
+                    if (n == 1) d.layer(i, pos0);
+                    else d.layer(i, pos0, n);
                 }
+                gpu.download(d.stream, d.buf(Buf.X), 0, hx);
+                gpu.synchronize(d.stream);
+                MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
+                for (int i = from; i < to; i++) {
+                    // one token: K then V of layer i; a batch: layer i's n keys, then (after batch rows) its n values
+                    long k = n == 1 ? 8L * i * kvDim : 8L * i * batch * kvDim, v = n == 1 ? k + 4L * kvDim : k + 4L * batch * kvDim;
+                    for (int t = 0; t < n; t++) {
+                        float[] kt = d.hostKv.asSlice(k + 4L * t * kvDim, 4L * kvDim).toArray(F32);
+                        float[] vt = d.hostKv.asSlice(v + 4L * t * kvDim, 4L * kvDim).toArray(F32);
+                        s.kv().store(layers[i].index, pos0 + t, kt, 0, vt, 0);
+                    }
+                }
+                d.lastRow = n - 1;
             }
             if (whole) d.lastOk = true;
             return true;
@@ -487,7 +529,8 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         DeviceState d = s.offloadState(DeviceState::new);
         if (!d.usable || !d.lastOk) return false;
         try {
-            GpuBuffer x = d.buf(Buf.X), xb = d.buf(Buf.XB);
+            long row = 4L * c.dim();
+            GpuBuffer x = d.buf(Buf.X).slice(d.lastRow * row, row), xb = d.buf(Buf.XB);
             DeviceLayer.Norm n = outputNorm;
             if (n.layerNorm()) gpu.layerNorm(d.stream, x, n.weight(), n.bias(), xb, n.n(), 1, n.eps());
             else {

@@ -114,8 +114,8 @@ public final class HybridSetup {
     private static DevicePlan plan(ModelConfig c, ModelWeights w, HybridUnits units, int contextLength, int batch, long budget, long[][] counts,
                                    int tile, String source) {
         ModelGraph g = GraphBuilder.build(c, w);
-        int n = GpuLayers.attentionLayers(g, w, c, contextLength, budget, new String[1]);
-        DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength);
+        int n = GpuLayers.attentionLayers(g, w, c, contextLength, batch, budget, new String[1]);
+        DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength, batch);
         long ffnBudget = Math.max(0, budget - attention.totalBytes());
         HybridPlacement p = HybridPlacement.planned(HybridPlacement.footprint(units, batch), counts, ffnBudget, tile, source);
         DeviceFootprint ffn = DeviceFootprint.hybridFfn(units.allWeights(), units.ofExperts() ? units.labels() : null, p.hotCounts(), batch);

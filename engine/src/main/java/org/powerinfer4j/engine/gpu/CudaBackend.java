@@ -2,6 +2,7 @@ package org.powerinfer4j.engine.gpu;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.powerinfer4j.bindings.cublas.Cublas;
 import org.powerinfer4j.bindings.cuda.Cuda;
 import org.powerinfer4j.bindings.cuda.CudaContext;
 import org.powerinfer4j.bindings.cuda.CudaEvent;
@@ -130,6 +131,17 @@ public final class CudaBackend implements GpuBackend {
     private final class CudaGpuStream implements GpuStream {
         final CudaStream stream = ctx.createStream();
         private DeviceBuffer workspace;
+        private Cublas blas;   // this stream's own handle: a handle's stream is state, and sessions run concurrently
+
+        /** The cuBLAS handle issuing on this stream, created at the first GEMM. */
+        Cublas blas() {
+            if (blas == null) {
+                Cublas b = Cublas.create(ctx);
+                b.setStream(stream);
+                blas = b;
+            }
+            return blas;
+        }
 
         /** Scratch of at least {@code bytes} for split partials; grows (after draining the stream) when needed. */
         DeviceBuffer workspace(long bytes) {
@@ -147,6 +159,7 @@ public final class CudaBackend implements GpuBackend {
         public void close() {
             if (!streams.remove(this)) return;
             stream.synchronize();
+            if (blas != null) blas.close();
             if (workspace != null) workspace.close();
             stream.close();
         }
@@ -383,13 +396,107 @@ public final class CudaBackend implements GpuBackend {
         int splits = attentionSplits(heads, nKv);
         if (splits == 1) {
             launch(Spec.ATTENTION_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null, heads, kvHeads,
-                    headDim, kvStride, nKv, scale, softcap, dev(sinks), 1);
+                    headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, 1, 0);
             return;
         }
         DeviceBuffer partial = st(s).workspace(4L * heads * splits * (headDim + 2));
         launch(Spec.ATTENTION_F32, Dim3.of(heads, splits), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), partial, heads,
-                kvHeads, headDim, kvStride, nKv, scale, softcap, null, splits);
+                kvHeads, headDim, kvStride, nKv, scale, softcap, null, splits, 1, 0);
         launch(Spec.ATTENTION_COMBINE_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, partial, dev(out), heads, headDim, dev(sinks), splits);
+    }
+
+    @Override
+    public void causalAttention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim,
+                                int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks) {
+        Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
+        if (tokens < 0 || tokens > nKv) throw new IllegalArgumentException(tokens + " query tokens over a cache of " + nKv + " positions");
+        Checks.floats(q, (long) tokens * heads * headDim, "q");
+        Checks.floats(out, (long) tokens * heads * headDim, "out");
+        long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
+        Checks.floats(k, cache, "k cache");
+        Checks.floats(v, cache, "v cache");
+        if (sinks != null) Checks.floats(sinks, heads, "sinks");
+        if (tokens == 0) return;
+        // one block per (token, head), no context splits: a batch has blocks enough
+        launch(Spec.ATTENTION_F32, Dim3.of(blocks((long) tokens * heads, 1)), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null,
+                heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, tokens, window);
+    }
+
+    @Override
+    public void addRows(GpuStream s, GpuBuffer y, GpuBuffer b, int n, int rows) {
+        Checks.floats(y, (long) n * rows, "y");
+        Checks.floats(b, n, "b");
+        if ((long) n * rows == 0) return;
+        launch(Spec.ADD_ROWS_F32, Dim3.of(blocks((long) n * rows, THREADS)), THREADS, s, dev(y), dev(b), n, rows);
+    }
+
+    private static Spec dequantKernel(GGMLType t) {
+        return switch (t) {
+            case F32 -> Spec.DEQUANT_F16_F32;
+            case Q8_0 -> Spec.DEQUANT_F16_Q8_0;
+            case Q4_0 -> Spec.DEQUANT_F16_Q4_0;
+            case Q4_K -> Spec.DEQUANT_F16_Q4_K;
+            case Q5_K -> Spec.DEQUANT_F16_Q5_K;
+            case Q6_K -> Spec.DEQUANT_F16_Q6_K;
+            default -> throw new IllegalArgumentException("no F16 dequantization kernel for " + t);
+        };
+    }
+
+    /**
+     * From {@link GpuBackend#gemmFrom()} tokens: cuBLAS GemmEx, column-major, so row-major W (rows × cols) is Wᵀ
+     * and out = x·Wᵀ is op(A) = T over lda = cols. F32 weights multiply the F32 inputs directly; F16 weights are used
+     * in place; the other types are dequantized to F16 a slab of rows at a time into the stream's scratch, behind
+     * the inputs converted to F16.
+     */
+    @Override
+    public void matMul(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
+        if (tokens < GpuBackend.gemmFrom() || !Cublas.available()) {
+            GpuBackend.super.matMul(s, w, x, out, tokens);
+            return;
+        }
+        int rows = w.rows(), cols = w.cols();
+        Checks.floats(x, (long) tokens * cols, "x");
+        Checks.floats(out, (long) tokens * rows, "out");
+        if (rows == 0) return;
+        Cublas blas = st(s).blas();
+        long wAt = dev(w.data()).address(), outAt = dev(out).address();
+        if (w.type() == GGMLType.F32) {
+            blas.gemmEx(Cublas.Op.T, Cublas.Op.N, rows, tokens, cols, 1f, wAt, Cublas.DataType.R_32F, cols, dev(x).address(), Cublas.DataType.R_32F,
+                    cols, 0f, outAt, Cublas.DataType.R_32F, rows, Cublas.ComputeType.COMPUTE_32F);
+            return;
+        }
+        // scratch: inputs hi [, lo], then the slab hi [, lo]
+        boolean split = GpuBackend.gemmSplit();
+        DeviceBuffer scratch = st(s).workspace(GpuBackend.gemmScratchBytes(w.type(), rows, cols, tokens));
+        long inBytes = GpuBackend.gemmInputBytes(tokens, cols);
+        long xHi = scratch.address(), xLo = split ? xHi + inBytes : 0, slab = xHi + (split ? 2 : 1) * inBytes;
+        int per = GpuBackend.gemmSlabRows(rows, cols);
+        long slabLo = split ? slab + 2L * per * cols : 0;
+        int n = tokens * cols;
+        if (split) launch(Spec.SPLIT_F32_F16, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(x), xHi, xLo, n);
+        else launch(Spec.CONVERT_F32_F16, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(x), xHi, n);
+        if (w.type() == GGMLType.F16) {   // exact in F16 already: hi·hi + hi·lo
+            gemm16(blas, rows, tokens, cols, wAt, xHi, outAt, rows, 0f);
+            if (split) gemm16(blas, rows, tokens, cols, wAt, xLo, outAt, rows, 1f);
+            return;
+        }
+        Spec dequant = dequantKernel(w.type());
+        long rowBytes = w.type().byteSize(cols);
+        for (int r0 = 0; r0 < rows; r0 += per) {
+            int m = Math.min(per, rows - r0);
+            launch(dequant, Dim3.of(blocks((long) m * (cols / 32), THREADS)), THREADS, s, wAt + r0 * rowBytes, slab, split ? slabLo : null, m, cols);
+            gemm16(blas, m, tokens, cols, slab, xHi, outAt + 4L * r0, rows, 0f);
+            if (split) {
+                gemm16(blas, m, tokens, cols, slab, xLo, outAt + 4L * r0, rows, 1f);
+                gemm16(blas, m, tokens, cols, slabLo, xHi, outAt + 4L * r0, rows, 1f);
+            }
+        }
+    }
+
+    /** out (+)= W·x over F16 operands with F32 accumulation and output: W rows × cols row-major (Wᵀ to cuBLAS). */
+    private static void gemm16(Cublas blas, int rows, int tokens, int cols, long w, long x, long out, int ldOut, float beta) {
+        blas.gemmEx(Cublas.Op.T, Cublas.Op.N, rows, tokens, cols, 1f, w, Cublas.DataType.R_16F, cols, x, Cublas.DataType.R_16F, cols, beta, out,
+                Cublas.DataType.R_32F, ldOut, Cublas.ComputeType.COMPUTE_32F);
     }
 
     @Override

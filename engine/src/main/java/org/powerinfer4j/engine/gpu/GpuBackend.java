@@ -216,6 +216,96 @@ public interface GpuBackend extends AutoCloseable {
         attention(s, q, k, v, out, heads, kvHeads, headDim, kvStride, nKv, scale, 0f, null);
     }
 
+    // --- prompt batches --------------------------------------------------------------------------------------------
+
+    /**
+     * out[t·rows + r] = W[r,:]·x[t·cols ..] for every row r and each of {@code tokens} inputs (x: tokens × cols
+     * floats, out: tokens × rows): one projection of a prompt batch. This default runs {@link #matVec} per token; the
+     * CUDA backend, from {@link #gemmFrom()} tokens on, dequantizes W to F16 and calls cuBLAS GemmEx (F16 operands,
+     * F32 accumulate), whose results differ from the mat-vec's by the operands' F16 rounding.
+     */
+    default void matMul(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
+        Checks.floats(x, (long) tokens * w.cols(), "x");
+        Checks.floats(out, (long) tokens * w.rows(), "out");
+        long in = 4L * w.cols(), o = 4L * w.rows();
+        for (int t = 0; t < tokens; t++) matVec(s, w, x.slice(t * in, in), out.slice(t * o, o), false);
+    }
+
+    /** Tokens from which {@link #matMul} runs as a GEMM ({@code -Dpowerinfer4j.gpu.gemmFrom}, default 8: below, mat-vecs read the weights fewer times than dequantizing them). */
+    static int gemmFrom() {
+        return Math.max(1, Integer.getInteger("powerinfer4j.gpu.gemmFrom", 8));
+    }
+
+    /**
+     * F16 weights one dequantized slab of a GEMM holds at most: 32 MiB ({@code -Dpowerinfer4j.gpu.gemmSlabHalves}, for
+     * tests); larger matrices go through in row slabs.
+     */
+    static long gemmSlabHalves() {
+        return Math.max(1, Long.getLong("powerinfer4j.gpu.gemmSlabHalves", 16L << 20));
+    }
+
+    /**
+     * Stream scratch the CUDA backend's {@link #matMul} of {@code tokens} inputs over a rows × cols matrix of
+     * {@code type} takes: the inputs in F16 (none for F32 weights, a float GEMM) and one dequantized slab of W (none
+     * for F16 weights, used in place). 0 below {@link #gemmFrom()} tokens.
+     */
+    static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens) {
+        if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
+        int parts = gemmSplit() ? 2 : 1;   // split precision: a high and a low F16 part of each operand
+        long x = parts * gemmInputBytes(tokens, cols);
+        return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
+    }
+
+    /** Bytes of one F16 copy of a GEMM's inputs, padded to 256. */
+    static long gemmInputBytes(int tokens, int cols) {
+        return (2L * tokens * cols + 255) / 256 * 256;
+    }
+
+    /**
+     * Whether {@link #matMul}'s GEMMs run in split precision ({@code -Dpowerinfer4j.gpu.gemm=split}; default
+     * {@code f16}): each operand as a high and a low F16 part, three GEMMs (hi·hi + hi·lo + lo·hi), about 22 bits
+     * of the operands instead of 11, at three times the tensor-core work: float64-reference parity for prompts at
+     * some prefill speed.
+     */
+    static boolean gemmSplit() {
+        String p = System.getProperty("powerinfer4j.gpu.gemm", "f16");
+        return switch (p) {
+            case "f16" -> false;
+            case "split" -> true;
+            default -> throw new IllegalArgumentException("powerinfer4j.gpu.gemm is f16 or split, not " + p);
+        };
+    }
+
+    /** Rows of W per dequantized slab. */
+    static int gemmSlabRows(int rows, int cols) {
+        return (int) Math.max(1, Math.min(rows, gemmSlabHalves() / Math.max(1, cols)));
+    }
+
+    /**
+     * Causal attention of a batch of {@code tokens} consecutive queries over positions 0..nKv-1 of a layer's cache (the
+     * batch's own keys already stored): token t is at position p = nKv − tokens + t and sees positions
+     * {@code max(0, p − window + 1)}..p with a sliding window ({@code window} &gt; 0), else 0..p; otherwise as
+     * {@link #attention(GpuStream, GpuBuffer, GpuBuffer, GpuBuffer, GpuBuffer, int, int, int, int, int, float, float, GpuBuffer)}.
+     * q, out: tokens × heads·headDim floats. This default runs that method per token; CUDA runs the batch in one launch.
+     */
+    default void causalAttention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim,
+                                 int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks) {
+        if (tokens < 0 || tokens > nKv) throw new IllegalArgumentException(tokens + " query tokens over a cache of " + nKv + " positions");
+        long qd = 4L * heads * headDim;
+        for (int t = 0; t < tokens; t++) {
+            int pos = nKv - tokens + t, lo = window > 0 ? Math.max(0, pos - window + 1) : 0, n = pos + 1 - lo;
+            long from = 4L * lo * kvStride, len = 4L * ((long) (n - 1) * kvStride + (long) kvHeads * headDim);
+            attention(s, q.slice(t * qd, qd), k.slice(from, len), v.slice(from, len), out.slice(t * qd, qd), heads, kvHeads, headDim, kvStride, n,
+                    scale, softcap, sinks);
+        }
+    }
+
+    /** y[r·n + i] += b[i] for r &lt; rows, i &lt; n: a bias on every token of a batch. This default adds row by row. */
+    default void addRows(GpuStream s, GpuBuffer y, GpuBuffer b, int n, int rows) {
+        Checks.floats(y, (long) n * rows, "y");
+        for (int r = 0; r < rows; r++) add(s, y.slice(4L * r * n, 4L * n), b, n);
+    }
+
     /** y[i] += x[i] for i &lt; n. */
     void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n);
 

@@ -66,8 +66,16 @@ public final class PtxKernels {
         SCALE_ADD_F32("layer", "void scale_add_f32(float* y, const float* x, float alpha, int n)"),
         CONVERT_F32_F16("layer", "void convert_f32_f16(const float* src, half* dst, int n)"),
         CONVERT_F16_F32("layer", "void convert_f16_f32(const half* src, float* dst, int n)"),
-        ATTENTION_F32("layer", "void attention_f32(const float* q, const float* k, const float* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits)"),
-        ATTENTION_COMBINE_F32("layer", "void attention_combine_f32(const float* partial, float* out, int n_heads, int head_dim, const float* sinks, int splits)");
+        ATTENTION_F32("layer", "void attention_f32(const float* q, const float* k, const float* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits, int n_tokens, int window)"),
+        ATTENTION_COMBINE_F32("layer", "void attention_combine_f32(const float* partial, float* out, int n_heads, int head_dim, const float* sinks, int splits)"),
+        DEQUANT_F16_F32("prefill", "void dequant_f16_f32(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        DEQUANT_F16_Q8_0("prefill", "void dequant_f16_q8_0(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        DEQUANT_F16_Q4_0("prefill", "void dequant_f16_q4_0(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        DEQUANT_F16_Q4_K("prefill", "void dequant_f16_q4_k(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        DEQUANT_F16_Q5_K("prefill", "void dequant_f16_q5_k(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        DEQUANT_F16_Q6_K("prefill", "void dequant_f16_q6_k(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
+        SPLIT_F32_F16("prefill", "void split_f32_f16(const float* src, half* hi, half* lo, int n)"),
+        ADD_ROWS_F32("prefill", "void add_rows_f32(float* y, const float* b, int n, int rows)");
 
         public final String module;
         public final String signature;
@@ -92,7 +100,7 @@ public final class PtxKernels {
 
     /** Module names, in load order. */
     public static List<String> modules() {
-        return List.of("ffn", "layer");
+        return List.of("ffn", "layer", "prefill");
     }
 
     /** PTX text of a module, from the class path. */

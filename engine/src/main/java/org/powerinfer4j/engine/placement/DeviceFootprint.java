@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.powerinfer4j.engine.model.LayerGraph;
+import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.LayerGraph.Buf;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelConfig;
@@ -206,14 +207,20 @@ public final class DeviceFootprint {
      * layer and the logits (with the head), in {@code GpuLayers}' order.
      */
     public static List<Alloc> session(ModelConfig c, int from, int n, int maxFf, boolean attentionOnly, boolean head, int contextLength) {
+        return session(c, from, n, maxFf, attentionOnly, head, contextLength, 1);
+    }
+
+    /** As {@link #session(ModelConfig, int, int, int, boolean, boolean, int)} with token buffers and FFN scratch for chunks of {@code batch} tokens. */
+    public static List<Alloc> session(ModelConfig c, int from, int n, int maxFf, boolean attentionOnly, boolean head, int contextLength, int batch) {
         List<Alloc> r = new ArrayList<>();
+        String tokens = batch > 1 ? " × " + batch : "";
         for (Buf b : Buf.values()) {
             if (attentionOnly && b == Buf.FFN_OUT) continue;
-            r.add(new Alloc("session buffers", "token " + b, 4L * Math.max(1, bufFloats(b, c))));
+            r.add(new Alloc("session buffers", "token " + b + tokens, 4L * batch * Math.max(1, bufFloats(b, c))));
         }
         if (!attentionOnly) {
-            r.add(new Alloc("session buffers", "FFN hidden", 4L * maxFf));
-            r.add(new Alloc("session buffers", "FFN hidden 2", 4L * maxFf));
+            r.add(new Alloc("session buffers", "FFN hidden" + tokens, 4L * batch * maxFf));
+            r.add(new Alloc("session buffers", "FFN hidden 2" + tokens, 4L * batch * maxFf));
             if (c.params().moe()) {
                 r.add(new Alloc("session buffers", "router logits", 4L * Math.max(1, c.params().experts())));
                 r.add(new Alloc("session buffers", "expert output", 4L * c.dim()));
@@ -234,13 +241,30 @@ public final class DeviceFootprint {
     /** Layers {@code [from, from + n)} (whole or attention blocks), maybe the head, the rotary tables and one session. */
     public static DeviceFootprint layers(ModelConfig c, ModelGraph g, ModelWeights w, int from, int n, boolean attentionOnly, boolean head,
                                          int contextLength) {
+        return layers(c, g, w, from, n, attentionOnly, head, contextLength, 1);
+    }
+
+    /**
+     * As {@link #layers(ModelConfig, ModelGraph, ModelWeights, int, int, boolean, boolean, int)} for prompt chunks of
+     * up to {@code batch} tokens: batch-sized session buffers, and (from {@link GpuBackend#gemmFrom()} tokens) the
+     * CUDA stream scratch of the largest GEMM as a reserve.
+     */
+    public static DeviceFootprint layers(ModelConfig c, ModelGraph g, ModelWeights w, int from, int n, boolean attentionOnly, boolean head,
+                                         int contextLength, int batch) {
         if (n == 0) return EMPTY;
         List<Alloc> r = new ArrayList<>();
-        for (int l = from; l < from + n; l++) r.addAll(layerWeights(l, g.layers()[l], w.layers()[l], attentionOnly));
+        long gemm = 0;
+        for (int l = from; l < from + n; l++) {
+            r.addAll(layerWeights(l, g.layers()[l], w.layers()[l], attentionOnly));
+            for (Tensor t : deviceTensors(g.layers()[l], w.layers()[l], attentionOnly))
+                if (t.ne().length == 2) gemm = Math.max(gemm, GpuBackend.gemmScratchBytes(t.type(), t.rows(), t.rowLength(), batch));
+        }
         if (head) r.addAll(head(g));
         r.addAll(ropes(g));
-        r.addAll(session(c, from, n, deviceFf(g, w, from, n, attentionOnly), attentionOnly, head, contextLength));
-        return new DeviceFootprint(r, List.of());
+        r.addAll(session(c, from, n, deviceFf(g, w, from, n, attentionOnly), attentionOnly, head, contextLength, batch));
+        // the stream's scratch starts at 1 MiB and grows to the largest GEMM's F16 inputs and weight slab
+        return new DeviceFootprint(r, gemm == 0 ? List.of() : List.of(new Alloc("stream scratch", "prefill GEMM (F16 inputs, dequantized slab)",
+                Math.max(1L << 20, gemm))));
     }
 
     // --- the hybrid FFN ---------------------------------------------------------------------------------------------

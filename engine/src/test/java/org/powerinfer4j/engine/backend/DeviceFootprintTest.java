@@ -58,6 +58,11 @@ class DeviceFootprintTest {
 
     /** -ngl (or a budget) on a dense model; one session's first tokens; allocations compared item by item. */
     private static void wholeLayers(String model, GpuOptions o, int expectLayers, boolean cuda) throws Throwable {
+        wholeLayers(model, o, expectLayers, cuda, 1);
+    }
+
+    /** With {@code batch} > 1 the prompt (batch + 1 tokens) goes through as one batched chunk and one token. */
+    private static void wholeLayers(String model, GpuOptions o, int expectLayers, boolean cuda, int batch) throws Throwable {
         try (GGUFFile f = GGUFFile.open(TestData.file(model))) {
             ModelConfig c = ModelConfig.fromGGUF(f);
             ModelWeights w = ModelWeights.load(f, c);
@@ -65,14 +70,15 @@ class DeviceFootprintTest {
             FaultyBackend counting = new FaultyBackend(open.get(), Long.MAX_VALUE);
             long emuBefore = emuInUse();
             List<String> notes = new ArrayList<>();
-            try (GpuLayers g = GpuLayers.create(o, c, w, CTX, notes::add, () -> counting)) {
+            try (GpuLayers g = GpuLayers.create(o, c, w, CTX, batch, notes::add, () -> counting)) {
                 assertThat(g).as("notes %s", notes).isNotNull();
                 assertThat(g.deviceLayers()).isEqualTo(expectLayers);
                 Transformer t = new Transformer(c, w, c.params().moe() ? new org.powerinfer4j.engine.model.MoeFeedForward(c) : new DenseFeedForward(c.activation()));
                 t.setLayerOffload(g);
-                try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(c, CTX, 4, 2, GGMLType.F32)) {
-                    t.forward(pool, s, new int[] {1, 2, 3, 4, 5}, 0, 5, 0, true);
-                    t.forward(pool, s, new int[] {6}, 0, 1, 5, true);
+                try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(c, CTX, Math.max(4, batch), 2, GGMLType.F32)) {
+                    int[] prompt = batch > 1 ? java.util.stream.IntStream.rangeClosed(1, batch + 1).toArray() : new int[] {1, 2, 3, 4, 5};
+                    t.forward(pool, s, prompt, 0, prompt.length, 0, true);
+                    t.forward(pool, s, new int[] {6}, 0, 1, prompt.length, true);
                     assertThat(g.failed()).isFalse();
                     DeviceFootprint fp = g.footprint();
                     assertThat(fp.allocations()).isNotEmpty();
@@ -83,8 +89,10 @@ class DeviceFootprintTest {
                     if (emuBefore >= 0) {
                         long raw = 0;
                         for (long b : counting.requests()) raw += b;
-                        // the emulator counts requested bytes; beyond them only the backend's split scratch
-                        assertThat(CudaEmu.deviceBytesInUse() - emuBefore).isBetween(raw, raw + (2L << 20));
+                        // the emulator counts requested bytes; beyond them only the backend's stream scratch (split
+                        // partials, a GEMM's F16 inputs and dequantized slab: the footprint's reserve)
+                        long scratch = Math.max(2L << 20, fp.totalBytes() - fp.allocatedBytes());
+                        assertThat(CudaEmu.deviceBytesInUse() - emuBefore).isBetween(raw, raw + scratch);
                     }
                 }
             }
@@ -104,6 +112,19 @@ class DeviceFootprintTest {
             "archs/mixtral.gguf, 99, -1"})
     void nglAllocatesItsFootprintOnCuda(String model, int ngl, int expect) throws Throwable {
         wholeLayers(model, GpuOptions.layers(GpuMode.CUDA, ngl), expect < 0 ? layersOf(model) : expect, true);
+    }
+
+    @ParameterizedTest(name = "{0} -ngl {1} -b {3}")
+    @CsvSource({"models/stories260K.gguf, 6, 5, 4", "archs/qwen3moe-q8_0.gguf, 99, -1, 4", "archs/gemma2.gguf, 99, -1, 8"})
+    void batchedPrefillAllocatesItsFootprintSimulated(String model, int ngl, int expect, int batch) throws Throwable {
+        wholeLayers(model, GpuOptions.layers(GpuMode.SIMULATED, ngl), expect < 0 ? layersOf(model) : expect, false, batch);
+    }
+
+    @Tag("gpu")
+    @ParameterizedTest(name = "{0} -ngl {1} -b {3} on CUDA")
+    @CsvSource({"models/quantized/stories260K-q4_0.gguf, 6, 5, 16", "models/quantized/rand-k-q4_k.gguf, 99, 2, 12", "archs/mixtral.gguf, 99, -1, 8"})
+    void batchedPrefillAllocatesItsFootprintOnCuda(String model, int ngl, int expect, int batch) throws Throwable {
+        wholeLayers(model, GpuOptions.layers(GpuMode.CUDA, ngl), expect < 0 ? layersOf(model) : expect, true, batch);
     }
 
     private static int layersOf(String model) throws Exception {

@@ -1,0 +1,177 @@
+package org.powerinfer4j.engine.gpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.powerinfer4j.engine.tensor.GGMLType;
+import org.powerinfer4j.engine.tensor.Tensor;
+
+/**
+ * The prompt-batch operators every {@link GpuBackend} must compute — {@link GpuBackend#matMul} (a GEMM on CUDA from
+ * {@link GpuBackend#gemmFrom()} tokens), {@link GpuBackend#causalAttention} and {@link GpuBackend#addRows} — against
+ * float64 evaluations of the decoded weights, and against the backend's own one-token operators.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class GpuPrefillContract {
+    protected GpuBackend gpu;
+    protected GpuStream s;
+    protected Arena arena;
+
+    protected abstract GpuBackend open();
+
+    /** Relative error (of Σ|terms|) a batched product may have: F16 operands on CUDA, float sums elsewhere. */
+    protected abstract double gemmTolerance(GGMLType t, int tokens);
+
+    @BeforeAll
+    void setUp() {
+        gpu = open();
+        s = gpu.createStream();
+        arena = Arena.ofShared();
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (s != null) s.close();
+        if (gpu != null) gpu.close();
+        if (arena != null) arena.close();
+    }
+
+    private static void assertClose(float[] actual, double[] expected, double[] magnitude, double rel, String what) {
+        assertThat(actual).as(what).hasSize(expected.length);
+        for (int i = 0; i < expected.length; i++) {
+            double tol = rel * (magnitude == null ? Math.abs(expected[i]) : magnitude[i]) + 1e-5;
+            if (Math.abs(actual[i] - expected[i]) > tol || Float.isNaN(actual[i]))
+                throw new AssertionError(what + "[" + i + "] = " + actual[i] + ", expected " + expected[i] + " ± " + tol);
+        }
+    }
+
+    /** out[t][r] = W[r,:]·x[t,:] for every type the device kernels take, token counts on both sides of the GEMM threshold. */
+    @Test
+    void matMulMatchesFloat64() {
+        Random rnd = new Random(41);
+        for (GGMLType t : new GGMLType[] {GGMLType.F32, GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K}) {
+            int cols = t.blockSize == 256 ? 512 : 96, rows = 37;
+            Tensor w = TestWeights.random("w", t, rows, cols, rnd, arena);
+            for (int tokens : new int[] {1, 3, GpuBackend.gemmFrom(), 33}) matMulCase(w, tokens, rnd, t + " tokens " + tokens, gemmTolerance(t, tokens));
+        }
+    }
+
+    /** Matrices above the slab size go through in row slabs, the last one partial. */
+    @Test
+    void matMulInRowSlabsMatchesFloat64() {
+        Random rnd = new Random(42);
+        String key = "powerinfer4j.gpu.gemmSlabHalves";
+        String before = System.getProperty(key);
+        System.setProperty(key, String.valueOf(10 * 256));   // 10 rows of 256 per slab: 4 slabs for 37 rows
+        try {
+            for (GGMLType t : new GGMLType[] {GGMLType.Q4_0, GGMLType.Q6_K}) {
+                Tensor w = TestWeights.random("w", t, 37, 256, rnd, arena);
+                assertThat(GpuBackend.gemmSlabRows(37, 256)).isEqualTo(10);
+                matMulCase(w, 12, rnd, t + " in slabs", gemmTolerance(t, 12));
+            }
+        } finally {
+            if (before == null) System.clearProperty(key);
+            else System.setProperty(key, before);
+        }
+    }
+
+    protected void matMulCase(Tensor w, int tokens, Random rnd, String what, double tolerance) {
+        int rows = w.rows(), cols = w.rowLength();
+        float[] x = TestWeights.floats(rnd, tokens * cols, 0.1f);
+        double[] exp = new double[tokens * rows], mag = new double[tokens * rows];
+        for (int r = 0; r < rows; r++) {
+            float[] row = TestWeights.row(w, r);
+            for (int k = 0; k < tokens; k++)
+                for (int c = 0; c < cols; c++) {
+                    exp[k * rows + r] += (double) row[c] * x[k * cols + c];
+                    mag[k * rows + r] += Math.abs((double) row[c] * x[k * cols + c]);
+                }
+        }
+        GpuMatrix m = gpu.uploadMatrix(s, w);
+        try (GpuBuffer xb = gpu.uploadFloats(s, x); GpuBuffer out = gpu.allocate(4L * tokens * rows + 64)) {
+            gpu.matMul(s, m, xb, out, tokens);
+            assertClose(gpu.downloadFloats(s, out, 0, tokens * rows), exp, mag, tolerance, what);
+        } finally {
+            m.data().close();
+        }
+    }
+
+    /**
+     * A batch of queries over a cache that holds their own keys: each one equals the one-token attention over its
+     * prefix (its window, with soft-cap and sinks), computed in float64.
+     */
+    @Test
+    void causalAttentionIsEachTokensAttentionOverItsPrefix() {
+        Random rnd = new Random(43);
+        int heads = 8, kvHeads = 2, headDim = 24, kvStride = kvHeads * headDim;
+        float scale = (float) (1 / Math.sqrt(headDim));
+        float[] sinks = {0.5f, -2f, 3f, 0f, 1f, -0.5f, 2f, -1f};
+        for (int[] c : new int[][] {{1, 1, 0}, {5, 9, 0}, {40, 40, 0}, {17, 60, 6}, {3, 200, 0}}) {
+            int tokens = c[0], nKv = c[1], window = c[2];
+            for (boolean capped : new boolean[] {false, true}) {
+                float softcap = capped ? 3f : 0f;
+                float[] sk = capped ? sinks : null;
+                float[] q = TestWeights.floats(rnd, tokens * heads * headDim, 0f);
+                for (int i = 0; i < q.length; i++) q[i] *= 3;
+                float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
+                double[] exp = new double[q.length];
+                for (int t = 0; t < tokens; t++) {
+                    int pos = nKv - tokens + t, lo = window > 0 ? Math.max(0, pos - window + 1) : 0;
+                    for (int h = 0; h < heads; h++) {
+                        int g = h / (heads / kvHeads), qo = (t * heads + h) * headDim;
+                        double[] sc = new double[pos + 1 - lo];
+                        double max = sk != null ? sk[h] : Double.NEGATIVE_INFINITY, sum = 0;
+                        for (int p = lo; p <= pos; p++) {
+                            double d = 0;
+                            for (int i = 0; i < headDim; i++) d += (double) q[qo + i] * k[p * kvStride + g * headDim + i];
+                            d *= scale;
+                            if (softcap > 0) d = softcap * Math.tanh(d / softcap);
+                            sc[p - lo] = d;
+                            max = Math.max(max, d);
+                        }
+                        if (sk != null) sum = Math.exp(sk[h] - max);
+                        for (int j = 0; j < sc.length; j++) sum += sc[j] = Math.exp(sc[j] - max);
+                        for (int j = 0; j < sc.length; j++)
+                            for (int i = 0; i < headDim; i++) exp[qo + i] += sc[j] / sum * v[(lo + j) * kvStride + g * headDim + i];
+                    }
+                }
+                try (GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer kb = gpu.uploadFloats(s, k); GpuBuffer vb = gpu.uploadFloats(s, v);
+                     GpuBuffer out = gpu.allocate(4L * q.length); GpuBuffer sb = sk == null ? null : gpu.uploadFloats(s, sk)) {
+                    gpu.causalAttention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, tokens, window, scale, softcap, sb);
+                    assertClose(gpu.downloadFloats(s, out, 0, q.length), exp, null, 1e-4,
+                            "tokens " + tokens + " nKv " + nKv + " window " + window + " capped " + capped);
+                }
+            }
+        }
+    }
+
+    @Test
+    void addRowsAddsTheBiasToEveryRow() {
+        float[] y = new float[3 * 5], b = {1f, -2f, 0.5f, 4f, 8f};
+        for (int i = 0; i < y.length; i++) y[i] = i;
+        try (GpuBuffer yb = gpu.uploadFloats(s, y); GpuBuffer bb = gpu.uploadFloats(s, b)) {
+            gpu.addRows(s, yb, bb, 5, 3);
+            float[] got = gpu.downloadFloats(s, yb, 0, y.length);
+            for (int i = 0; i < y.length; i++) assertThat(got[i]).isEqualTo(y[i] + b[i % 5]);
+        }
+    }
+
+    @Test
+    void batchShapeErrorsAreReportedWhenIssued() {
+        Tensor w = TestWeights.random("w", GGMLType.Q8_0, 4, 64, new Random(1), arena);
+        GpuMatrix m = gpu.uploadMatrix(s, w);
+        try (GpuBuffer x = gpu.allocate(4L * 64 * 2); GpuBuffer out = gpu.allocate(4L * 4 * 16); GpuBuffer q = gpu.allocate(4L * 64)) {
+            assertThatThrownBy(() -> gpu.matMul(s, m, x, out, 16)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("x holds");
+            assertThatThrownBy(() -> gpu.causalAttention(s, q, q, q, q, 1, 1, 64, 64, 1, 2, 0, 1f, 0f, null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2 query tokens over a cache of 1");
+        } finally {
+            m.data().close();
+        }
+    }
+}
