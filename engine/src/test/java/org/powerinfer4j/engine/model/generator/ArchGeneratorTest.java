@@ -188,7 +188,8 @@ class ArchGeneratorTest {
     private void hybridWhereItCan(ModelArch arch, GpuMode mode) throws Exception {
         Path p = file(arch, 0.9);
         ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(mode, (1 << 20) + (384 << 10)));   // CUDA's 1 MiB stream scratch reserve + part of the FFN
-        if (arch == ModelArch.OPT) gpu = gpu.withGpu(GpuOptions.budget(mode, (7 << 20) / 4));   // its attention blocks go first
+        if (arch == ModelArch.OPT)   // its attention blocks go first, with buffers (and GEMM scratch) for a prompt chunk
+            gpu = gpu.withGpu(GpuOptions.budget(mode, (7 << 20) / 4 + chunkBuffers(p, gpu.contextLength(), gpu.batchSize())));
         try (Model m = Model.open(p, gpu)) {
             m.newSession().close();
             assertThat(m.hybridFeedForward()).as("the hybrid FFN takes %s (OPT: with its biases)", arch).isNotNull();
@@ -203,6 +204,17 @@ class ArchGeneratorTest {
             for (float v : cpu[i]) scale = Math.max(scale, Math.abs(v));
             for (int v = 0; v < cpu[i].length; v++)
                 assertThat(dev[i][v]).as("position %d logit %d", i, v).isCloseTo(cpu[i][v], within(1e-4f * scale + 1e-6f));
+        }
+    }
+
+    /** What the attention blocks' session state for chunks of {@code batch} tokens adds to their one-token footprint. */
+    private static long chunkBuffers(Path p, int ctx, int batch) throws Exception {
+        try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(p)) {
+            var c = org.powerinfer4j.engine.model.ModelConfig.fromGGUF(f);
+            var w = org.powerinfer4j.engine.model.ModelWeights.load(f, c);
+            var g = org.powerinfer4j.engine.model.GraphBuilder.build(c, w);
+            return org.powerinfer4j.engine.placement.DeviceFootprint.layers(c, g, w, 0, c.layers(), true, false, ctx, batch).totalBytes()
+                    - org.powerinfer4j.engine.placement.DeviceFootprint.layers(c, g, w, 0, c.layers(), true, false, ctx, 1).totalBytes();
         }
     }
 
