@@ -18,14 +18,9 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gpu.CudaBackend;
 import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.gpu.SimulatedBackend;
-import org.powerinfer4j.engine.kernels.WorkerPool;
-import org.powerinfer4j.engine.model.DenseFeedForward;
-import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerOffload;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelWeights;
-import org.powerinfer4j.engine.model.Transformer;
-import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
  * Device prefill: a prompt chunk runs through the device layers as one pass per layer over all its tokens (GEMMs
@@ -58,25 +53,8 @@ class DevicePrefillTest {
     }
 
     private static Run greedy(ModelConfig c, ModelWeights w, LayerOffload offload, int[] prompt, int steps) {
-        Transformer t = new Transformer(c, w, new DenseFeedForward(c.activation()));
-        t.setLayerOffload(offload);
-        try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(c, CTX, CHUNK, 2, GGMLType.F32)) {
-            t.forward(pool, s, prompt, 0, prompt.length, 0, true);   // chunks of 16, 16 and 8 tokens
-            float[] first = s.logits().clone();
-            int[] out = new int[steps];
-            int pos = prompt.length;
-            for (int i = 0; i < steps; i++) {
-                out[i] = argmax(s.logits());
-                t.forward(pool, s, new int[] {out[i]}, 0, 1, pos++, true);
-            }
-            return new Run(out, first);
-        }
-    }
-
-    private static int argmax(float[] v) {
-        int best = 0;
-        for (int i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
-        return best;
+        DeviceRuns.Run r = DeviceRuns.greedy(c, w, offload, prompt, steps, CHUNK);   // chunks of 16, 16 and 8 tokens
+        return new Run(r.tokens(), r.firstLogits());
     }
 
     @ParameterizedTest(name = "{0}")

@@ -16,15 +16,11 @@ import org.powerinfer4j.engine.api.Model;
 import org.powerinfer4j.engine.api.ModelOptions;
 import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.gpu.SimulatedBackend;
-import org.powerinfer4j.engine.kernels.WorkerPool;
-import org.powerinfer4j.engine.model.DenseFeedForward;
 import org.powerinfer4j.engine.model.GraphBuilder;
 import org.powerinfer4j.engine.model.ModelGraph;
-import org.powerinfer4j.engine.model.InferenceState;
 import org.powerinfer4j.engine.model.LayerOffload;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelWeights;
-import org.powerinfer4j.engine.model.Transformer;
 import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
@@ -56,25 +52,8 @@ class GpuLayersTest {
 
     /** Greedy decoding of {@code steps} tokens after {@code prompt}, the last layers through {@code offload}. */
     private static Run greedy(Loaded m, LayerOffload offload, int[] prompt, int steps) {
-        Transformer t = new Transformer(m.config(), m.weights(), new DenseFeedForward(m.config().activation()));
-        t.setLayerOffload(offload);
-        try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(m.config(), 256, 4, 2, GGMLType.F32)) {
-            t.forward(pool, s, prompt, 0, prompt.length, 0, true);     // chunks of 4: prefill through the device too
-            float[] first = s.logits().clone();
-            int[] out = new int[steps];
-            int pos = prompt.length;
-            for (int i = 0; i < steps; i++) {
-                out[i] = argmax(s.logits());
-                t.forward(pool, s, new int[] {out[i]}, 0, 1, pos++, true);
-            }
-            return new Run(out, first);
-        }
-    }
-
-    private static int argmax(float[] v) {
-        int best = 0;
-        for (int i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
-        return best;
+        DeviceRuns.Run r = DeviceRuns.greedy(m.config(), m.weights(), offload, prompt, steps, 4);   // chunks of 4: prefill through the device too
+        return new Run(r.tokens(), r.firstLogits());
     }
 
     private static int[] ints(JsonNode n) {
