@@ -355,13 +355,8 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             try {
                 stream = own(gpu.createStream());
                 for (Buf b : Buf.values()) {
-                    int n = switch (b) {
-                        case Q, ATT -> c.qDim();
-                        case K, V -> c.kvDim();
-                        case X, XB, ATT_OUT, FFN_OUT -> c.dim();
-                    };
                     if (attentionOnly && b == Buf.FFN_OUT) continue;
-                    bufs.put(b, alloc((long) batch * n));
+                    bufs.put(b, alloc((long) batch * stride(b)));
                 }
                 if (!attentionOnly) {
                     h = alloc((long) batch * maxFf);
@@ -433,16 +428,19 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             return expertOut;
         }
 
-        /** Runs device layer {@code i} for the token at {@code pos}, its K and V queued for download into the staging area. */
-        void layer(int i, int pos) {
-            long kv = 4L * c.kvDim();
-            layers[i].run(gpu, stream, this, ropes, c, pos, kCache[i], vCache[i], hostKv.asSlice(2 * i * kv, kv), hostKv.asSlice(2 * i * kv + kv, kv));
+        /** Staging offset of layer i's keys (its values follow after batch rows): rows [2i·batch, 2i·batch + 2·batch) of kv_dim floats. */
+        long stagedKeys(int i) {
+            return 8L * i * batch * c.kvDim();
         }
 
-        /** Runs device layer {@code i} for {@code n} tokens from {@code pos0}; layer i's K and V go to staging rows [2i·batch, 2i·batch + 2n) of kv_dim. */
+        /**
+         * Runs device layer {@code i} for {@code n} tokens from {@code pos0} (one token through the decode path), their
+         * K and V queued for download into the staging area.
+         */
         void layer(int i, int pos0, int n) {
-            long kv = 4L * c.kvDim(), k = 2L * i * batch * kv, v = k + batch * kv;
-            layers[i].runBatch(gpu, stream, this, ropes, c, pos0, n, kCache[i], vCache[i], hostKv.asSlice(k, n * kv), hostKv.asSlice(v, n * kv));
+            long kv = 4L * c.kvDim(), k = stagedKeys(i), v = k + batch * kv;
+            if (n == 1) layers[i].run(gpu, stream, this, ropes, c, pos0, kCache[i], vCache[i], hostKv.asSlice(k, kv), hostKv.asSlice(v, kv));
+            else layers[i].runBatch(gpu, stream, this, ropes, c, pos0, n, kCache[i], vCache[i], hostKv.asSlice(k, n * kv), hostKv.asSlice(v, n * kv));
         }
 
         @Override
@@ -496,16 +494,12 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 MemorySegment hx = d.hostX.asSlice(0, 4L * n * dim);
                 MemorySegment.copy(x, b0 * dim, hx, F32, 0, n * dim);
                 gpu.upload(d.stream, hx, d.buf(Buf.X), 0);
-                for (int i = from; i < to; i++) {
-                    if (n == 1) d.layer(i, pos0);
-                    else d.layer(i, pos0, n);
-                }
+                for (int i = from; i < to; i++) d.layer(i, pos0, n);
                 gpu.download(d.stream, d.buf(Buf.X), 0, hx);
                 gpu.synchronize(d.stream);
                 MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
                 for (int i = from; i < to; i++) {
-                    // one token: K then V of layer i; a batch: layer i's n keys, then (after batch rows) its n values
-                    long k = n == 1 ? 8L * i * kvDim : 8L * i * batch * kvDim, v = n == 1 ? k + 4L * kvDim : k + 4L * batch * kvDim;
+                    long k = d.stagedKeys(i), v = k + 4L * batch * kvDim;
                     for (int t = 0; t < n; t++) {
                         float[] kt = d.hostKv.asSlice(k + 4L * t * kvDim, 4L * kvDim).toArray(F32);
                         float[] vt = d.hostKv.asSlice(v + 4L * t * kvDim, 4L * kvDim).toArray(F32);
