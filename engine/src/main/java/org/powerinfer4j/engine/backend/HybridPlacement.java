@@ -73,10 +73,13 @@ public final class HybridPlacement {
 
     /**
      * What {@link HybridFeedForward} allocates on the device, in the planner's terms: fixed = each layer's predictor
-     * (uploaded only for layers with hot neurons, charged for all); workspace = the per-token device buffers for
+     * (uploaded only for layers with hot neurons, charged for all, as PowerInfer orders them) and a MoE layer's
+     * shared predictor tensors; unit setup = a routed expert's own predictor (charged only if the expert gets hot
+     * rows); workspace = the per-token device buffers for
      * {@code maxBatch} tokens plus the backend's per-stream scratch (CUDA's split-axpy partials, allocated by the
      * backend itself and so invisible to the allocation count); per neuron = one row each of gate, up and down_t
-     * plus its 4-byte row-map entry; per layer = the padding of those four allocations. Allocations are padded to
+     * plus its 4-byte row-map entry and its gate/up bias entries where the FFN has biases; per layer = the padding of
+     * those allocations. Allocations are padded to
      * {@link GpuFootprint#ALLOC_ALIGN}, so the planned total never falls below what is really allocated: the
      * placement's exact allocations, {@link DeviceFootprint#hybridFfn}, which the runtime makes, never exceed it.
      */
@@ -96,22 +99,34 @@ public final class HybridPlacement {
         List<GpuFootprint.Item> fixed = new ArrayList<>();
         int dim = layers[0].ffnUp().rowLength(), ffMax = 0, hMax = 1;
         java.util.Set<Tensor> charged = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());   // a shared fc1 once
+        java.util.Map<Tensor, Integer> users = new java.util.IdentityHashMap<>();
+        for (LayerWeights lw : layers)
+            if (lw.hasPredictor()) for (Tensor t : new Tensor[] {lw.predictorFc1(), lw.predictorFc2()}) users.merge(t, 1, Integer::sum);
+        long[] setup = new long[n];
+        boolean experts = labels != null;
         for (int l = 0; l < n; l++) {
             LayerWeights lw = layers[l];
             ff[l] = lw.ffnUp().rows();
             ffMax = Math.max(ffMax, ff[l]);
-            neuron[l] = lw.ffnUp().rowBytes() + downRowBytes(lw) + 4 + (lw.ffnGate() != null ? lw.ffnGate().rowBytes() : 0);
-            overhead[l] = 4L * (GpuFootprint.ALLOC_ALIGN - 1);
+            // a hot row's bias entries go to the device beside it (OPT, Falcon-style biased FFNs): 4 bytes each, own allocation
+            int biases = (lw.has("ffn_gate.bias") ? 1 : 0) + (lw.has("ffn_up.bias") ? 1 : 0);
+            neuron[l] = lw.ffnUp().rowBytes() + downRowBytes(lw) + 4 + (lw.ffnGate() != null ? lw.ffnGate().rowBytes() : 0) + 4L * biases;
+            overhead[l] = (4L + biases) * (GpuFootprint.ALLOC_ALIGN - 1);
             if (lw.hasPredictor()) {
                 hMax = Math.max(hMax, lw.predictorFc1().rows());
-                long b = (charged.add(lw.predictorFc1()) ? bytes(lw.predictorFc1()) : 0) + (charged.add(lw.predictorFc2()) ? bytes(lw.predictorFc2()) : 0);
-                fixed.add(new GpuFootprint.Item("predictors", labels == null ? "layer " + l : labels[l], b));
+                long b = 0;
+                for (Tensor t : new Tensor[] {lw.predictorFc1(), lw.predictorFc2()}) {
+                    // an expert's own predictor goes up only with its hot rows: a setup cost of the unit, not a fixed part
+                    if (experts && users.get(t) == 1) setup[l] += bytes(t);
+                    else if (charged.add(t)) b += bytes(t);
+                }
+                if (b > 0 || !experts) fixed.add(new GpuFootprint.Item("predictors", labels == null ? "layer " + l : labels[l], b));
             }
         }
         // every hot scratch as large as a whole layer: the solver may make any layer entirely hot
         long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
         GpuFootprint fp = GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
-        return labels == null ? fp : fp.withUnitLabels(labels);
+        return labels == null ? fp : fp.withUnitLabels(labels).withUnitSetup(setup);
     }
 
     /** CUDA's per-stream split scratch, as {@link DeviceFootprint#streamScratch} reserves it. */

@@ -43,6 +43,7 @@ public final class GpuFootprint {
     private final int[] ffSizes;
     private final String description;
     private String[] unitLabels;      // null: the units are the layers, numbered
+    private long[] unitSetup;         // per unit, bytes needed only once it has hot neurons (its own predictor)
 
     private GpuFootprint(long workspace, long[] neuronBytes, long[] layerOverhead, int[] ffSizes, String description) {
         this.workspace = workspace;
@@ -50,6 +51,7 @@ public final class GpuFootprint {
         this.layerOverhead = layerOverhead;
         this.ffSizes = ffSizes;
         this.description = description;
+        this.unitSetup = new long[ffSizes.length];
     }
 
     /**
@@ -151,9 +153,29 @@ public final class GpuFootprint {
     /** The same footprint whose units (one per entry of {@link #ffSizes}) are named, e.g. "blk.3.e5" for experts. */
     public GpuFootprint withUnitLabels(String[] labels) {
         if (labels.length != ffSizes.length) throw new IllegalArgumentException(labels.length + " labels for " + ffSizes.length + " units");
+        GpuFootprint fp = copy();
+        fp.unitLabels = labels.clone();
+        return fp;
+    }
+
+    /**
+     * The same footprint where unit u needs {@code setup[u]} bytes more once it has any hot neuron, and none
+     * otherwise: a routed expert's own predictor, uploaded only for an expert with hot rows ({@link HotNeuronSolver}
+     * charges it with the unit's first group). The fixed items must not count it as well.
+     */
+    public GpuFootprint withUnitSetup(long[] setup) {
+        if (setup.length != ffSizes.length) throw new IllegalArgumentException(setup.length + " setup sizes for " + ffSizes.length + " units");
+        for (long b : setup) if (b < 0) throw new IllegalArgumentException("negative setup bytes " + b);
+        GpuFootprint fp = copy();
+        fp.unitSetup = setup.clone();
+        return fp;
+    }
+
+    private GpuFootprint copy() {
         GpuFootprint fp = new GpuFootprint(workspace, neuronBytes, layerOverhead, ffSizes, description);
         fp.fixed.addAll(fixed);
-        fp.unitLabels = labels.clone();
+        fp.unitLabels = unitLabels;
+        fp.unitSetup = unitSetup;
         return fp;
     }
 
@@ -166,6 +188,8 @@ public final class GpuFootprint {
     public long workspace() { return workspace; }
     public long[] neuronBytes() { return neuronBytes.clone(); }
     public long[] layerOverhead() { return layerOverhead.clone(); }
+    /** Per unit, the bytes it needs only once it has hot neurons ({@link #withUnitSetup}); zeros by default. */
+    public long[] unitSetup() { return unitSetup.clone(); }
     public int[] ffSizes() { return ffSizes.clone(); }
     public int layers() { return ffSizes.length; }
     public String description() { return description; }

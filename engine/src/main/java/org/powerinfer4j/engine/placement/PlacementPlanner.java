@@ -12,7 +12,8 @@ import java.util.Locale;
  * out of its accounting, which is why its {@code --vram-budget} runs out of memory); then attention, predictors,
  * FFN norms, output head and KV cache as PowerInfer places them, stopping at the first that does not fit (a later
  * part is useless on the GPU without the earlier ones); then, only if all of those fit, the per-layer index maps
- * and the hot neuron rows. The sum of everything placed never exceeds the budget.
+ * and the hot neuron rows. A unit's own predictor ({@link GpuFootprint#withUnitSetup}, a routed expert's) is charged
+ * only if the unit gets hot rows, by the solver. The sum of everything placed never exceeds the budget.
  */
 public final class PlacementPlanner {
     private PlacementPlanner() {}
@@ -118,13 +119,24 @@ public final class PlacementPlanner {
         boolean mapsFit = open && used + overhead <= budget;
         steps.add(new Step("index maps", "gpu_idx masks + hot-row allocation padding", overhead, mapsFit));
         HotNeuronSolver.Solution sol;
+        long[] setup = fp.unitSetup();
         if (mapsFit) {
             used += overhead;
-            sol = HotNeuronSolver.solve(counts, fp.neuronBytes(), budget - used, tile);
+            sol = HotNeuronSolver.solve(counts, fp.neuronBytes(), setup, budget - used, tile);
         } else {
-            sol = HotNeuronSolver.solve(counts, fp.neuronBytes(), 0, tile);
+            sol = HotNeuronSolver.solve(counts, fp.neuronBytes(), setup, 0, tile);
         }
-        steps.add(new Step("hot FFN rows", "gate + up + down_t rows + bucket entries", sol.bytes(), mapsFit && sol.bytes() > 0));
+        if (java.util.Arrays.stream(setup).anyMatch(b -> b > 0)) {
+            int withSetup = 0, units = 0;
+            for (int l = 0; l < setup.length; l++)
+                if (setup[l] > 0) {
+                    units++;
+                    if (sol.count(l) > 0) withSetup++;
+                }
+            steps.add(new Step("predictors", String.format(Locale.ROOT, "own, of the %d of %d units with hot rows", withSetup, units),
+                    sol.setupBytes(), sol.setupBytes() > 0));
+        }
+        steps.add(new Step("hot FFN rows", "gate + up + down_t rows + bucket entries", sol.neuronBytes(), mapsFit && sol.neuronBytes() > 0));
         return new Plan(budget, tile, List.copyOf(steps), sol, counts, fp);
     }
 

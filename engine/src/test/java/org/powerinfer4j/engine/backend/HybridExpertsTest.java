@@ -28,6 +28,8 @@ import org.powerinfer4j.engine.model.generator.RandomModelGenerator;
 import org.powerinfer4j.engine.offline.ActivationProfiler;
 import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.placement.ExpertCounts;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
+import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.sampling.SamplingParams;
 import org.powerinfer4j.engine.sparse.SparseMode;
@@ -120,6 +122,53 @@ class HybridExpertsTest {
         }
     }
 
+    /**
+     * An expert's own predictor is charged only if the expert gets hot rows: with expert 2 of layer 1 never routed
+     * (its counts zeroed), a budget that cannot hold every neuron leaves it cold, does not reserve its fc1.2/fc2.2,
+     * and spends those bytes on other experts' neurons; the model then allocates no more than the budget.
+     */
+    @Test
+    void anExpertWithoutHotRowsCostsNoPredictorBytes() throws Exception {
+        try (GGUFFile f = GGUFFile.open(model)) {
+            ModelConfig c = ModelConfig.fromGGUF(f);
+            ModelWeights w = ModelWeights.load(f, c);
+            HybridUnits u = HybridUnits.of(c, w, null, null);
+            ActivationStats real = ActivationStats.read(profile);
+            ExpertCounts[] cold = new ExpertCounts[2];
+            for (int l = 0; l < 2; l++) {
+                long[][] n = real.experts(l).neurons().clone();
+                long[] t = real.experts(l).tokens().clone();
+                if (l == 1) {
+                    n[2] = new long[n[2].length];
+                    t[2] = 0;
+                }
+                cold[l] = new ExpertCounts(n, t);
+            }
+            long[][] layerCounts = {cold[0].summedOverExperts(), cold[1].summedOverExperts()};
+            ActivationStats stats = new ActivationStats(layerCounts, real.tokens(), "m", ActivationStats.CRITERION_NONZERO, 0f, cold);
+            var fp = HybridPlacement.footprint(u, BATCH);
+            long[] setup = fp.unitSetup();
+            int unused = u.unit(1, 2);
+            assertThat(setup[unused]).as("fc1.2 + fc2.2 of layer 1").isEqualTo(GpuFootprint.pad(w.layers()[1].expertPredictorFc1(2).data().byteSize())
+                    + GpuFootprint.pad(w.layers()[1].expertPredictorFc2(2).data().byteSize()));
+            assertThat(fp.fixedItems()).as("no expert's own predictor among the fixed parts").noneMatch(it -> it.category().equals("predictors") && it.bytes() > 0);
+            long budget = fixedBytes(fp) + fp.allNeuronBytes() / 2;
+            HybridPlacement p = HybridPlacement.planned(fp, u.counts(stats, "one expert unused"), budget, 1, "test");
+            var sol = p.plan().hot();
+            assertThat(p.hotCount(unused)).isZero();
+            assertThat(p.totalHot()).isLessThan(p.totalNeurons());
+            long ownPredictorsOfHotUnits = 0;
+            for (int unit = 0; unit < u.size(); unit++) if (p.hotCount(unit) > 0) ownPredictorsOfHotUnits += setup[unit];
+            assertThat(sol.setupBytes()).isEqualTo(ownPredictorsOfHotUnits);
+            // charged up front, every predictor left exactly allNeuronBytes / 2 for neurons
+            assertThat(sol.neuronBytes()).as("the unused expert's predictor bytes went to neurons").isGreaterThan(fp.allNeuronBytes() / 2);
+            assertThat(p.plan().usedBytes()).isLessThanOrEqualTo(budget);
+            DeviceFootprint run = DeviceFootprint.hybridFfn(u.allWeights(), u.labels(), p.hotCounts(), BATCH);
+            assertThat(run.allocations()).as("the unused expert's predictor is not uploaded").noneMatch(a -> a.label().startsWith("blk.1.e2 "));
+            assertThat(run.totalBytes()).isLessThanOrEqualTo(budget);
+        }
+    }
+
     /** The GPU index of an expert placement: [n_ff, n_expert] masks, flat ids E·n_ff + r, read back to the same units. */
     @Test
     void expertLayersRoundTripThroughTheGpuIndex() throws Exception {
@@ -208,11 +257,12 @@ class HybridExpertsTest {
         }
     }
 
-    /** What the planner places before any neuron: workspace, predictors, per-unit index maps. */
+    /** Workspace, shared predictor parts, per-unit index maps, and every expert's own predictor (its setup). */
     private static long fixedBytes(org.powerinfer4j.engine.placement.GpuFootprint fp) {
         long b = fp.workspace();
         for (var it : fp.fixedItems()) b += it.bytes();
         for (long o : fp.layerOverhead()) b += o;
+        for (long o : fp.unitSetup()) b += o;
         return b;
     }
 

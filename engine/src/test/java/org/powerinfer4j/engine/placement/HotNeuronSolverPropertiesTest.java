@@ -135,6 +135,98 @@ class HotNeuronSolverPropertiesTest {
         return best;
     }
 
+    /** Setup bytes per layer for an instance (a routed expert's own predictor: charged only if it gets hot neurons). */
+    @Provide Arbitrary<long[]> setups() {
+        return Arbitraries.longs().between(0, 3000).array(long[].class).ofSize(6);
+    }
+
+    private static long[] setupFor(Instance in, long[] s) {
+        return java.util.Arrays.copyOf(s, in.counts.length);
+    }
+
+    @Property(tries = 300)
+    void setupIsChargedExactlyForUnitsWithHotNeurons(@ForAll("larger") Instance in, @ForAll("setups") long[] s,
+                                                    @ForAll @LongRange(min = 0, max = 200_000) long cap, @ForAll @IntRange(min = 1, max = 9) int tile) {
+        long[] setup = setupFor(in, s);
+        HotNeuronSolver.Solution sol = HotNeuronSolver.solve(in.counts, in.bytes, setup, cap, tile);
+        long bytes = 0, setupBytes = 0;
+        for (int l = 0; l < in.counts.length; l++) {
+            int k = sol.count(l);
+            assertThat(k % tile == 0 || k == in.counts[l].length).isTrue();
+            bytes += k * in.bytes[l];
+            if (k > 0) setupBytes += setup[l];
+        }
+        assertThat(sol.setupBytes()).isEqualTo(setupBytes);
+        assertThat(sol.neuronBytes()).isEqualTo(bytes);
+        assertThat(sol.bytes()).isEqualTo(bytes + setupBytes).isLessThanOrEqualTo(cap);
+    }
+
+    @Property(tries = 300)
+    void withSetupCoverageIsMonotoneInBudget(@ForAll("larger") Instance in, @ForAll("setups") long[] s,
+                                             @ForAll @LongRange(min = 0, max = 100_000) long cap, @ForAll @LongRange(min = 0, max = 50_000) long extra,
+                                             @ForAll @IntRange(min = 1, max = 9) int tile) {
+        long[] setup = setupFor(in, s);
+        long a = HotNeuronSolver.solve(in.counts, in.bytes, setup, cap, tile).covered();
+        long b = HotNeuronSolver.solve(in.counts, in.bytes, setup, cap + extra, tile).covered();
+        assertThat(b).isGreaterThanOrEqualTo(a);
+    }
+
+    @Property(tries = 400)
+    void withSetupIsWithinStatedBound(@ForAll("larger") Instance in, @ForAll("setups") long[] s, @ForAll @LongRange(min = 0, max = 60_000) long cap,
+                                      @ForAll @IntRange(min = 1, max = 16) int tile) {
+        if (in.counts.length > 4) return; // keeps the brute force small
+        long[] setup = setupFor(in, s);
+        HotNeuronSolver.Solution sol = HotNeuronSolver.solve(in.counts, in.bytes, setup, cap, tile);
+        long opt = tiled(in, setup, cap, tile, 0);
+        assertThat(sol.covered()).isLessThanOrEqualTo(opt);
+        assertThat(sol.covered() + sol.gapBound()).as("optimum %d", opt).isGreaterThanOrEqualTo(opt);
+    }
+
+    /** Zero setup is the plain solver, neuron for neuron. */
+    @Property(tries = 200)
+    void zeroSetupIsThePlainSolver(@ForAll("larger") Instance in, @ForAll @LongRange(min = 0, max = 100_000) long cap,
+                                   @ForAll @IntRange(min = 1, max = 9) int tile) {
+        HotNeuronSolver.Solution a = HotNeuronSolver.solve(in.counts, in.bytes, cap, tile);
+        HotNeuronSolver.Solution b = HotNeuronSolver.solve(in.counts, in.bytes, new long[in.counts.length], cap, tile);
+        assertThat(b.neurons()).isDeepEqualTo(a.neurons());
+        assertThat(b.gapBound()).isEqualTo(a.gapBound());
+    }
+
+    /**
+     * The case setup costs are for: a unit whose own predictor costs more than its few hot neurons are worth is
+     * left out, and its bytes buy the other unit's neurons. Charged up front (the old way), the predictor always
+     * took its bytes.
+     */
+    @org.junit.jupiter.api.Test
+    void aRarelyUsedUnitDoesNotTakeItsPredictorsBytes() {
+        long[][] counts = {{100, 90, 80, 70}, {3, 2, 1, 0}};
+        long[] bytes = {10, 10}, setup = {50, 50};
+        HotNeuronSolver.Solution sol = HotNeuronSolver.solve(counts, bytes, setup, 90, 1);
+        assertThat(sol.neurons()[0]).containsExactly(0, 1, 2, 3);
+        assertThat(sol.neurons()[1]).isEmpty();
+        assertThat(sol.bytes()).isEqualTo(90);
+        assertThat(sol.setupBytes()).isEqualTo(50);
+        assertThat(sol.covered()).isEqualTo(340);
+    }
+
+    /** Best coverage with tiled prefixes and each layer's setup paid when it takes any neuron. */
+    private static long tiled(Instance in, long[] setup, long cap, int tile, int layer) {
+        if (layer == in.counts.length) return 0;
+        long[] c = in.counts[layer];
+        int[] o = HotNeuronSolver.sortedByCount(c);
+        long best = Long.MIN_VALUE;
+        long prefix = 0;
+        for (int k = 0; ; ) {
+            long cost = k * in.bytes[layer] + (k > 0 ? setup[layer] : 0);
+            if (cost <= cap) best = Math.max(best, prefix + tiled(in, setup, cap - cost, tile, layer + 1));
+            if (k == c.length) break;
+            int next = Math.min(c.length, k + tile);
+            for (int j = k; j < next; j++) prefix += c[o[j]];
+            k = next;
+        }
+        return best;
+    }
+
     @Property(tries = 200)
     void planNeverExceedsBudgetAndIsMonotone(@ForAll("larger") Instance in, @ForAll @LongRange(min = 0, max = 300_000) long budget,
                                             @ForAll @LongRange(min = 0, max = 100_000) long extra, @ForAll @IntRange(min = 1, max = 8) int tile,
@@ -144,11 +236,13 @@ class HotNeuronSolverPropertiesTest {
         for (int l = 0; l < ff.length; l++) { ff[l] = in.counts[l].length; overhead[l] = 100; }
         GpuFootprint fp = GpuFootprint.synthetic(List.of(new GpuFootprint.Item("attention", "all", attn),
                 new GpuFootprint.Item("KV cache", "all", attn / 3)), ws, in.bytes, overhead, ff);
-        PlacementPlanner.Plan p = PlacementPlanner.plan(fp, in.counts, budget, tile);
-        assertThat(p.usedBytes()).isLessThanOrEqualTo(budget);
-        PlacementPlanner.Plan q = PlacementPlanner.plan(fp, in.counts, budget + extra, tile);
-        assertThat(q.hot().covered()).isGreaterThanOrEqualTo(p.hot().covered());
-        assertThat(q.usedBytes()).isLessThanOrEqualTo(budget + extra);
+        for (GpuFootprint f : List.of(fp, fp.withUnitSetup(java.util.Arrays.stream(ff).mapToLong(x -> 7L * x + 300).toArray()))) {
+            PlacementPlanner.Plan p = PlacementPlanner.plan(f, in.counts, budget, tile);
+            assertThat(p.usedBytes()).isLessThanOrEqualTo(budget);
+            PlacementPlanner.Plan q = PlacementPlanner.plan(f, in.counts, budget + extra, tile);
+            assertThat(q.hot().covered()).isGreaterThanOrEqualTo(p.hot().covered());
+            assertThat(q.usedBytes()).isLessThanOrEqualTo(budget + extra);
+        }
     }
 
     @Property(tries = 50)

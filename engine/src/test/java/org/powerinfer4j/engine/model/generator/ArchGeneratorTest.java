@@ -207,6 +207,27 @@ class ArchGeneratorTest {
         }
     }
 
+    /**
+     * OPT's FFN has biases: the hybrid FFN uploads the hot rows' gate/up bias entries beside the rows, so the plan must
+     * charge them. For budgets from "nothing hot" to "everything hot", what the runtime allocates never exceeds the budget.
+     */
+    @Test
+    void optHybridPlanChargesTheHotRowsBiases() throws Exception {
+        Path p = file(ModelArch.OPT, 0.9);
+        try (GGUFFile f = GGUFFile.open(p)) {
+            var c = org.powerinfer4j.engine.model.ModelConfig.fromGGUF(f);
+            var w = org.powerinfer4j.engine.model.ModelWeights.load(f, c);
+            assertThat(w.layers()[0].has("ffn_up.bias")).isTrue();
+            int hotSomewhere = 0;
+            for (long budget = 1 << 20; budget < 8 << 20; budget += 37_813) {
+                var plan = org.powerinfer4j.engine.backend.HybridSetup.plan(c, w, 128, 4, budget, null, 1, "test");
+                assertThat(plan.footprint().totalBytes()).as("budget %,d", budget).isLessThanOrEqualTo(budget);
+                if (plan.placement().totalHot() > 0) hotSomewhere++;
+            }
+            assertThat(hotSomewhere).as("budgets with hot neurons").isGreaterThan(10);
+        }
+    }
+
     /** What the attention blocks' session state for chunks of {@code batch} tokens adds to their one-token footprint. */
     private static long chunkBuffers(Path p, int ctx, int batch) throws Exception {
         try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(p)) {
