@@ -273,8 +273,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             }
 
             @Override
-            public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
-                                float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
+            public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int[] tokens,
+                                int n, float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
                 int u = units.unit(layer, e);
                 computeUnit(pool, u, units.weights(u), x, residual, y, hb, hb2, n);
             }

@@ -41,7 +41,7 @@ public final class MoeFeedForward implements FeedForward {
         final float[] logits, gathered, gatheredResidual, out, hb, hb2, shared;
         final int[] chosen;
         final float[] weights;
-        final int[] members;
+        final int[] members, tokens;
         final ExpertRouter router;
         final Object expertScratch;
 
@@ -58,6 +58,7 @@ public final class MoeFeedForward implements FeedForward {
             chosen = new int[batch * k];
             weights = new float[batch * k];
             members = new int[batch * k];
+            tokens = new int[batch * k];
             router = new ExpertRouter(a);
             expertScratch = expertFfn.newScratch(batch, ff);
         }
@@ -89,6 +90,7 @@ public final class MoeFeedForward implements FeedForward {
         for (int b = 0; b < batch; b++) sc.router.route(sc.logits, b * experts, sc.chosen, sc.weights, b * k);
 
         Arrays.fill(y, 0, batch * dim, 0f);
+        if (expertFfn.needsResidual()) expertFfn.beginLayer(pool, layer, w, s.residual(), batch, sc.expertScratch, s);
         for (int e = 0; e < experts; e++) {
             int n = 0;
             for (int b = 0; b < batch; b++)
@@ -97,10 +99,11 @@ public final class MoeFeedForward implements FeedForward {
             FfnObserver obs = observer;
             boolean residual = obs != null || expertFfn.needsResidual();
             for (int i = 0; i < n; i++) {
-                System.arraycopy(x, sc.members[i] / k * dim, sc.gathered, i * dim, dim);
-                if (residual) System.arraycopy(s.residual(), sc.members[i] / k * dim, sc.gatheredResidual, i * dim, dim);
+                sc.tokens[i] = sc.members[i] / k;
+                System.arraycopy(x, sc.tokens[i] * dim, sc.gathered, i * dim, dim);
+                if (residual) System.arraycopy(s.residual(), sc.tokens[i] * dim, sc.gatheredResidual, i * dim, dim);
             }
-            expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, residual ? sc.gatheredResidual : null, n, sc.hb, sc.hb2,
+            expertFfn.compute(pool, c.activation(), layer, e, w, sc.gathered, residual ? sc.gatheredResidual : null, sc.tokens, n, sc.hb, sc.hb2,
                     sc.out, sc.expertScratch, s);
             if (obs != null) obs.onExpertFfn(layer, e, n, sc.gatheredResidual, dim, sc.hb, w.expert("up", e).rows());
             for (int i = 0; i < n; i++) {

@@ -32,9 +32,21 @@ public final class SparseExpertFeedForward implements ExpertFeedForward {
 
     public SparseMode mode() { return mlp.mode(); }
 
+    /** Per-session buffers: the MLP's, and a layer-wide predictor's hidden rows for all the pass's tokens. */
+    private static final class Scratch {
+        final SparseMlp.Scratch mlp;
+        final float[] layerHidden;
+        Tensor sharedFc1;   // the fc1 whose hidden rows layerHidden holds for this layer pass; null: none
+
+        Scratch(int maxTokens, int ff, int maxHidden) {
+            mlp = new SparseMlp.Scratch(maxTokens, ff, maxHidden);
+            layerHidden = new float[maxTokens * maxHidden];
+        }
+    }
+
     @Override
     public Object newScratch(int maxTokens, int ff) {
-        return new SparseMlp.Scratch(maxTokens, ff, maxPredictorHidden);
+        return new Scratch(maxTokens, ff, maxPredictorHidden);
     }
 
     @Override
@@ -42,18 +54,40 @@ public final class SparseExpertFeedForward implements ExpertFeedForward {
         return mlp.mode() == SparseMode.PREDICT;
     }
 
+    /**
+     * A layer-wide predictor (every expert's {@code fc1.E} is one shared tensor, {@code train-predictors
+     * --moe-predictor layer}): its hidden layer relu(fc1·r) depends only on the token, so it is computed once per
+     * token here, not once per routed expert; each expert then runs only its block of {@code fc2}. The products run
+     * as each expert's would (per token in a sequence batch), so the result does not change.
+     */
     @Override
-    public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int n,
-                        float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
+    public void beginLayer(WorkerPool pool, int layer, LayerWeights w, float[] residual, int batch, Object scratch, InferenceState seq) {
+        Scratch sc = (Scratch) scratch;
+        sc.sharedFc1 = null;
+        Tensor fc1 = w.expertPredictorFc1(0);
+        if (fc1 == null || w.expertPredictorFc1(1) != fc1 || fc1.rows() > maxPredictorHidden) return;
+        SparseMlp.hidden(pool, fc1, residual, batch, sc.layerHidden, seq != null && seq.perTokenProducts());
+        sc.sharedFc1 = fc1;
+    }
+
+    @Override
+    public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int[] tokens,
+                        int n, float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
+        Scratch sc = (Scratch) scratch;
         SparseMlp.Weights m = new SparseMlp.Weights(w.expert("gate", e), w.expert("up", e), downT[layer][e], w.expertBias("gate", e),
                 w.expertBias("up", e), w.expertBias("down", e), w.expertPredictorFc1(e), w.expertPredictorFc2(e));
-        mlp.compute(pool, layer, m, x, residual, n, hb, hb2, y, (SparseMlp.Scratch) scratch, seq != null && seq.perTokenProducts());
+        boolean shared = mlp.mode() == SparseMode.PREDICT && sc.sharedFc1 != null && m.fc1() == sc.sharedFc1;
+        if (shared) {
+            int h = m.fc1().rows();
+            for (int i = 0; i < n; i++) System.arraycopy(sc.layerHidden, tokens[i] * h, sc.mlp.predHidden, i * h, h);
+        }
+        mlp.compute(pool, layer, m, x, residual, n, hb, hb2, y, sc.mlp, seq != null && seq.perTokenProducts(), shared);
     }
 
     /** Dense experts with statistics, for {@code --sparse off} on ReLU experts: counts the neurons that fired per (token, expert). */
     public static ExpertFeedForward denseWithStats(SparsityStats stats) {
-        return (pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch, seq) -> {
-            ExpertFeedForward.DENSE.compute(pool, activation, layer, e, w, x, residual, n, hb, hb2, y, scratch, seq);
+        return (pool, activation, layer, e, w, x, residual, tokens, n, hb, hb2, y, scratch, seq) -> {
+            ExpertFeedForward.DENSE.compute(pool, activation, layer, e, w, x, residual, tokens, n, hb, hb2, y, scratch, seq);
             stats.recordDense(layer, hb, n, w.expert("up", e).rows());
         };
     }

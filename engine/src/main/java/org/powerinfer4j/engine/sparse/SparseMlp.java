@@ -76,12 +76,18 @@ final class SparseMlp {
      */
     void compute(WorkerPool pool, int layer, Weights m, float[] x, float[] residual, int batch, float[] g, float[] u, float[] y,
                  Scratch sc, boolean perToken) {
+        compute(pool, layer, m, x, residual, batch, g, u, y, sc, perToken, false);
+    }
+
+    /** The same; with {@code hiddenReady} the predictor's hidden layer relu(fc1·residual) is already in {@code sc.predHidden}. */
+    void compute(WorkerPool pool, int layer, Weights m, float[] x, float[] residual, int batch, float[] g, float[] u, float[] y,
+                 Scratch sc, boolean perToken, boolean hiddenReady) {
         int ff = m.up().rows(), dim = m.up().rowLength();
         Tensor gate = m.gate(), up = m.up();
 
         // 1. active sets per token
         if (mode == SparseMode.PREDICT) {
-            predict(pool, m, residual, batch, ff, sc, perToken);
+            predict(pool, m, residual, batch, ff, sc, perToken, hiddenReady);
             if (verify && stats != null) {   // true activations, for recall/precision only
                 project(pool, m.selector(), x, batch, g, perToken);
                 addBias(g, m.selectorBias(), null, ff, batch, ff);
@@ -157,16 +163,21 @@ final class SparseMlp {
     }
 
     /** Predictor logits per token, then the active list {r : logit_r ≥ threshold}. */
-    private void predict(WorkerPool pool, Weights m, float[] residual, int batch, int ff, Scratch sc, boolean perToken) {
-        int hidden = m.fc1().rows();
-        project(pool, m.fc1(), residual, batch, sc.predHidden, perToken);
-        for (int i = 0; i < batch * hidden; i++) if (sc.predHidden[i] < 0f) sc.predHidden[i] = 0f;
+    private void predict(WorkerPool pool, Weights m, float[] residual, int batch, int ff, Scratch sc, boolean perToken, boolean hiddenReady) {
+        if (!hiddenReady) hidden(pool, m.fc1(), residual, batch, sc.predHidden, perToken);
         project(pool, m.fc2(), sc.predHidden, batch, sc.predLogits, perToken);
         for (int b = 0; b < batch; b++) {
             int n = 0;
             for (int r = 0; r < ff; r++) if (sc.predLogits[b * ff + r] >= threshold) sc.active[b][n++] = r;
             sc.activeCount[b] = n;
         }
+    }
+
+    /** out[0..batch·H) = relu(fc1 · residual) per token: the predictor's hidden layer. */
+    static void hidden(WorkerPool pool, Tensor fc1, float[] residual, int batch, float[] out, boolean perToken) {
+        int hidden = fc1.rows();
+        project(pool, fc1, residual, batch, out, perToken);
+        for (int i = 0; i < batch * hidden; i++) if (out[i] < 0f) out[i] = 0f;
     }
 
     private void recordVerified(int layer, Scratch sc, int b, float[] g, int off, int ff) {

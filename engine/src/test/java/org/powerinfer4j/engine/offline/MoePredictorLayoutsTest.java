@@ -106,7 +106,9 @@ class MoePredictorLayoutsTest {
                 assertThat(p.precision()).as("layer %d better than chance", p.layer()).isGreaterThan(p.trulyActive() + 0.1);
             }
             PowerInferWriter.write(m.file(), r, out);
+            PowerInferWriter.write(m.file(), perExpert(r, experts, ff), dir.resolve("mixtral-own.powerinfer.gguf"));
         }
+        sharedHiddenGivesThePerExpertLogits(out, dir.resolve("mixtral-own.powerinfer.gguf"));
         try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(out)) {
             for (int l = 0; l < layers; l++) {
                 assertThat(f.tensorInfo("blk." + l + ".fc1.weight").ne()).containsExactly((long) f.tensorInfo("blk." + l + ".ffn_gate_inp.weight").ne()[0], 32L);
@@ -131,6 +133,38 @@ class MoePredictorLayoutsTest {
             }
         }
         hybridUploadsTheSharedFc1Once(out, layers);
+    }
+
+    /** The layer-wide predictors as per-expert ones with the same values: fc1 copied to each expert, fc2 cut into its blocks. */
+    private static PredictorTrainer.Result perExpert(PredictorTrainer.Result r, int experts, int ff) {
+        List<PredictorTrainer.LayerPredictor> own = new java.util.ArrayList<>();
+        for (PredictorTrainer.LayerPredictor p : r.layers())
+            for (int e = 0; e < experts; e++)
+                own.add(new PredictorTrainer.LayerPredictor(p.layer(), e, p.hidden(), p.fc1().clone(),
+                        java.util.Arrays.copyOfRange(p.fc2(), e * ff * p.hidden(), (e + 1) * ff * p.hidden()), p.threshold(), p.recall(),
+                        p.precision(), p.predictedActive(), p.trulyActive(), p.recallAtZero(), p.tried()));
+        return new PredictorTrainer.Result(own, r.fileThreshold(), r.trainTokens(), r.heldOutTokens());
+    }
+
+    /**
+     * A layer-wide predictor's hidden layer is computed once per token and shared by the routed experts
+     * ({@code SparseExpertFeedForward.beginLayer}); the same predictors stored per expert run it once per expert. Decode
+     * steps give the same logits bit for bit, and a prompt chunk (one product over all its tokens instead of one per
+     * expert's group) within float summation order.
+     */
+    private static void sharedHiddenGivesThePerExpertLogits(java.nio.file.Path layerWide, java.nio.file.Path ownPerExpert) throws Exception {
+        int[] prompt = {1, 15, 27, 3, 99, 41, 8, 64};
+        try (Model shared = Model.open(layerWide, options(SparseMode.PREDICT)); Model own = Model.open(ownPerExpert, options(SparseMode.PREDICT));
+             org.powerinfer4j.engine.api.Session a = shared.newSession(); org.powerinfer4j.engine.api.Session b = own.newSession()) {
+            assertThat(own.weights().layers()[0].expertPredictorFc1(1)).as("per expert: its own fc1")
+                    .isNotSameAs(own.weights().layers()[0].expertPredictorFc1(0));
+            assertThat(shared.weights().layers()[0].expertPredictorFc1(1)).isSameAs(shared.weights().layers()[0].expertPredictorFc1(0));
+            for (int id : prompt) assertThat(a.evaluate(id)).as("decode, token %d", id).containsExactly(b.evaluate(id));
+            float[] x = a.evaluateAll(prompt, false), y = b.evaluateAll(prompt, false);
+            float scale = 0;
+            for (float v : y) scale = Math.max(scale, Math.abs(v));
+            for (int i = 0; i < x.length; i++) assertThat(x[i]).as("prompt logit %d", i).isCloseTo(y[i], org.assertj.core.api.Assertions.within(1e-4f * scale));
+        }
     }
 
     /**
