@@ -112,12 +112,16 @@ extern "C" __global__ void convert_f16_f32(const __half* __restrict__ src, float
 #define ATT_MAX_HD 256
 #define ATT_PER_LANE (ATT_MAX_HD / 32)
 
-extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
-attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
-              float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
-              float softcap, const float* __restrict__ sinks, int splits, int n_tokens, int window) {
-    __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
-    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
+__device__ __forceinline__ float kv_value(const float* p) { return *p; }
+__device__ __forceinline__ float kv_value(const __half* p) { return __half2float(*p); }
+
+// The body of attention_f32 / attention_f16kv over a cache of KV elements (float, or __half: the F16 KV cache,
+// widened to float as it is read); the block's shared arrays come from the kernel.
+template <typename KV>
+__device__ __forceinline__ void attention_block(const float* __restrict__ q, const KV* __restrict__ k, const KV* __restrict__ v,
+        float* __restrict__ out, float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv,
+        float scale, float softcap, const float* __restrict__ sinks, int splits, int n_tokens, int window, float* s_m, float* s_l,
+        float (*s_acc)[ATT_MAX_HD]) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int group = n_heads / n_kv_heads;
     const int split = blockIdx.y;
@@ -136,13 +140,13 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
         }
         float m = -INFINITY, l = 0.0f;
         for (int t = t0 + warp; t < t1; t += ATT_WARPS) {
-            const float* kp = k + (size_t)t * kv_stride + (size_t)g * head_dim;
-            const float* vp = v + (size_t)t * kv_stride + (size_t)g * head_dim;
+            const KV* kp = k + (size_t)t * kv_stride + (size_t)g * head_dim;
+            const KV* vp = v + (size_t)t * kv_stride + (size_t)g * head_dim;
             float s = 0.0f;
 #pragma unroll
             for (int j = 0; j < ATT_PER_LANE; j++) {
                 const int d = lane + 32 * j;
-                if (d < head_dim) s += qv[j] * kp[d];
+                if (d < head_dim) s += qv[j] * kv_value(kp + d);
             }
             s = warp_sum(s) * scale;
             if (softcap > 0.0f) s = softcap * tanhf(s / softcap);
@@ -153,7 +157,7 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
 #pragma unroll
             for (int j = 0; j < ATT_PER_LANE; j++) {
                 const int d = lane + 32 * j;
-                acc[j] = acc[j] * corr + (d < head_dim ? p * vp[d] : 0.0f);
+                acc[j] = acc[j] * corr + (d < head_dim ? p * kv_value(vp + d) : 0.0f);
             }
             m = mn;
         }
@@ -193,6 +197,27 @@ attention_f32(const float* __restrict__ q, const float* __restrict__ k, const fl
         }
         __syncthreads(); // s_* are reused for the next (token, head)
     }
+}
+
+extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
+attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
+              float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
+              float softcap, const float* __restrict__ sinks, int splits, int n_tokens, int window) {
+    __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
+    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
+    attention_block<float>(q, k, v, out, partial, n_heads, n_kv_heads, head_dim, kv_stride, n_kv, scale, softcap, sinks, splits, n_tokens,
+                           window, s_m, s_l, s_acc);
+}
+
+/** attention_f32 over an F16 KV cache (the same arguments; k and v hold halves). */
+extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
+attention_f16kv(const float* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v, float* __restrict__ out,
+                float* __restrict__ partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale,
+                float softcap, const float* __restrict__ sinks, int splits, int n_tokens, int window) {
+    __shared__ float s_m[ATT_WARPS], s_l[ATT_WARPS];
+    __shared__ float s_acc[ATT_WARPS][ATT_MAX_HD];
+    attention_block<__half>(q, k, v, out, partial, n_heads, n_kv_heads, head_dim, kv_stride, n_kv, scale, softcap, sinks, splits, n_tokens,
+                            window, s_m, s_l, s_acc);
 }
 
 /** Merges the splits of attention_f32: out[h,:] = Σ_s acc_s e^(m_s - M) / (Σ_s l_s e^(m_s - M) + e^(sink_h - M)). One block per head. */

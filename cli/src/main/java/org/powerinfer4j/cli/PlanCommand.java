@@ -11,6 +11,7 @@ import org.powerinfer4j.engine.gguf.GGUFFile;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.placement.ActivationStats;
 import org.powerinfer4j.engine.backend.HybridSetup;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.model.ModelWeights;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -46,8 +47,8 @@ public final class PlanCommand implements Callable<Integer> {
             description = "Context length the KV cache is sized for (default: the model's, capped at " + ModelOptions.DEFAULT_CONTEXT_CAP + ").")
     int context;
 
-    @Option(names = "--kv-type", paramLabel = "f32", defaultValue = "f32",
-            description = "KV cache element type on the GPU: f32, the device's (F16 on the device is not implemented).")
+    @Option(names = {"--kv-type", "-ctk", "--cache-type"}, paramLabel = "f16|f32", defaultValue = "f16",
+            description = "KV cache element type, on the GPU as on the CPU: the run's -ctk (default ${DEFAULT-VALUE}, as generate's).")
     String kvType;
 
     @Option(names = {"-b", "--batch-size"}, paramLabel = "N", defaultValue = "64",
@@ -66,8 +67,11 @@ public final class PlanCommand implements Callable<Integer> {
         if (!(budgetGiB >= 0) || budgetGiB > 1 << 20) throw new ParameterException(spec.commandLine(), "--vram-budget must be a non-negative number of GiB");
         if (tile < 1) throw new ParameterException(spec.commandLine(), "--tile must be >= 1");
         if (batch < 1) throw new ParameterException(spec.commandLine(), "--batch-size must be >= 1");
-        if (!kvType.equalsIgnoreCase("f32"))
-            throw new ParameterException(spec.commandLine(), "--kv-type: the device KV cache is F32 (F16 on the device is not implemented)");
+        GGMLType kv = switch (kvType.toLowerCase(Locale.ROOT)) {
+            case "f16" -> GGMLType.F16;
+            case "f32" -> GGMLType.F32;
+            default -> throw new ParameterException(spec.commandLine(), "--kv-type must be f16 or f32, not " + kvType);
+        };
         if (!Files.isRegularFile(model)) throw new java.nio.file.NoSuchFileException(model.toString());
         ActivationStats stats;
         if (activations == null || activations.isEmpty()) {
@@ -81,8 +85,8 @@ public final class PlanCommand implements Callable<Integer> {
             ModelWeights w = ModelWeights.load(f, c);
             int ctx = context > 0 ? context : Math.min(c.trainedContext(), ModelOptions.DEFAULT_CONTEXT_CAP);
             // the runtime's own planning (HybridSetup.plan): what plan prints is what --gpu ... --vram-budget allocates
-            HybridSetup.DevicePlan dp = HybridSetup.planFromProfile(c, w, ctx, batch, budget, stats, tile, "plan");
-            out.printf(Locale.ROOT, "model %s: ctx %d, KV F32, batch %d; %d of %d attention blocks on the GPU%n", model.getFileName(), ctx, batch,
+            HybridSetup.DevicePlan dp = HybridSetup.planFromProfile(c, w, ctx, batch, kv, budget, stats, tile, "plan");
+            out.printf(Locale.ROOT, "model %s: ctx %d, KV %s, batch %d; %d of %d attention blocks on the GPU%n", model.getFileName(), ctx, kv, batch,
                     dp.attentionLayers(), c.layers());
             boolean predictors = java.util.Arrays.stream(dp.units().allWeights()).allMatch(l -> l.hasPredictor());
             if (!predictors) out.println("note: this model has no activation predictors; the hybrid runtime needs them (train-predictors)");

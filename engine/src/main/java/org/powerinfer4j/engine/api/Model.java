@@ -109,7 +109,8 @@ public final class Model implements AutoCloseable {
                     options.listener().message("note: -ngl moves whole dense layers; this model's FFN runs sparse (--sparse " + sparseMode.name().toLowerCase()
                             + "), so it stays on the CPU" + (hybrid != null ? " apart from the hybrid FFN" : "") + " (pass --sparse off to offload layers)");
                 else {
-                    gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.batchSize(), options.listener()::message);
+                    gpuLayers = GpuLayers.create(g, config, this.weights, contextLength, options.batchSize(), options.kvCacheType(),
+                            options.listener()::message);
                 }
             }
             if (gpuLayers != null) transformer.setLayerOffload(gpuLayers);
@@ -252,8 +253,8 @@ public final class Model implements AutoCloseable {
         }
         try {
             org.powerinfer4j.engine.backend.HybridSetup.requireBudgetOrIndex(g);
-            gpuLayers = GpuLayers.attention(g, config, weights, contextLength, options.batchSize(), g.hasBudget() ? g.vramBudget() : -1,
-                    options.listener()::message, gpu);
+            gpuLayers = GpuLayers.attention(g, config, weights, contextLength, options.batchSize(), options.kvCacheType(),
+                    g.hasBudget() ? g.vramBudget() : -1, options.listener()::message, gpu);
             if (gpuLayers != null && g.hasBudget() && g.gpuIndex() == null)
                 g = g.withVramBudget(Math.max(0, g.vramBudget() - gpuLayers.deviceBytes()));
             hybrid = org.powerinfer4j.engine.backend.HybridSetup.create(g, file.path(), units, config.activation(), sparseThreshold,

@@ -19,6 +19,7 @@ import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -40,7 +41,12 @@ final class DeviceLayer {
 
     record Rope(Buf buf, int heads, int rope) implements DeviceOp {}
 
-    record Attention(int window, float scale, float softcap, GpuBuffer sinks) implements DeviceOp {}
+    /** {@code kvType}: the device cache's element type, F32 or F16 (rows are stored rounded, read widened). */
+    record Attention(int window, float scale, float softcap, GpuBuffer sinks, GGMLType kvType) implements DeviceOp {
+        int elementBytes() {
+            return GpuBackend.kvElementBytes(kvType);
+        }
+    }
 
     /** A dense (gated) MLP: act(gate·x + b)·(up·x + b), or act(up·x + b) without a gate, then down (+ b). */
     record Ffn(GpuMatrix gate, GpuMatrix up, GpuMatrix down, boolean downNeuronMajor, GpuBuffer gateBias, GpuBuffer upBias,
@@ -173,7 +179,7 @@ final class DeviceLayer {
 
     /** Uploads the ops' tensors (recording each allocation in {@code owned}) and returns the device layer. */
     static DeviceLayer upload(GpuBackend gpu, GpuStream s, int index, LayerGraph g, LayerWeights lw, ModelConfig c, boolean attentionOnly,
-                              List<AutoCloseable> owned) {
+                              GGMLType kvType, List<AutoCloseable> owned) {
         var up = new Object() {
             final java.util.Map<Tensor, Object> done = new java.util.IdentityHashMap<>();
 
@@ -203,7 +209,7 @@ final class DeviceLayer {
                 case LayerGraph.Linear l -> new Linear(l.in(), l.out(), up.matrix(l.weight()), up.floats(l.bias()));
                 case LayerGraph.HeadNorm h -> new HeadNorm(h.buf(), h.heads(), up.floats(h.weight()), h.eps(), h.weight().rowLength());
                 case LayerGraph.Rope r -> new Rope(r.buf(), r.heads(), r.rope());
-                case LayerGraph.Attention a -> new Attention(a.window(), a.scale(), a.softcap(), up.floats(a.sinks()));
+                case LayerGraph.Attention a -> new Attention(a.window(), a.scale(), a.softcap(), up.floats(a.sinks()), kvType);
                 case LayerGraph.Ffn f when lw.has("ffn_gate_inp.weight") -> {
                     GpuMatrix router = up.matrix(lw.get("ffn_gate_inp.weight"));   // upload order = the footprint's
                     GpuBuffer routerBias = up.floats(lw.get("ffn_gate_inp.bias"));
@@ -237,8 +243,8 @@ final class DeviceLayer {
 
     /**
      * Queues this layer's ops for the token at {@code pos} (its residual in {@code Buf.X}). The attention op writes
-     * the token's K and V into the device cache ({@code kCache}/{@code vCache}, F32, kv_dim per position) and queues
-     * their download into {@code hostK}/{@code hostV} for the CPU's cache.
+     * the token's K and V into the device cache ({@code kCache}/{@code vCache}, F32 or F16 as the op's {@code kvType},
+     * kv_dim per position) and queues their download (as floats) into {@code hostK}/{@code hostV} for the CPU's cache.
      */
     void run(GpuBackend gpu, GpuStream st, Buffers d, DeviceRope[] ropes, ModelConfig c, int pos, GpuBuffer kCache, GpuBuffer vCache,
              java.lang.foreign.MemorySegment hostK, java.lang.foreign.MemorySegment hostV) {
@@ -262,15 +268,12 @@ final class DeviceLayer {
                     gpu.rope(st, d.buf(r.buf()), 1, r.heads() * c.headDim(), r.heads(), c.headDim(), t.dims(), pos, t.invFreq(), t.mscale(), t.type());
                 }
                 case Attention a -> {
-                    long at = 4L * pos * kvDim;
-                    gpu.copy(st, d.buf(Buf.K), 0, kCache, at, 4L * kvDim);
-                    gpu.copy(st, d.buf(Buf.V), 0, vCache, at, 4L * kvDim);
-                    gpu.download(st, kCache, at, hostK);
-                    gpu.download(st, vCache, at, hostV);
+                    int es = a.elementBytes();
+                    store(gpu, st, d.buf(Buf.K), d.buf(Buf.V), kCache, vCache, (long) es * pos * kvDim, kvDim, a.kvType(), hostK, hostV);
                     int lo = a.window() > 0 ? Math.max(0, pos - a.window() + 1) : 0;   // a window of W sees itself and W-1 before
-                    long from = 4L * lo * kvDim, len = 4L * (pos + 1 - lo) * kvDim;
+                    long from = (long) es * lo * kvDim, len = (long) es * (pos + 1 - lo) * kvDim;
                     gpu.attention(st, d.buf(Buf.Q), kCache.slice(from, len), vCache.slice(from, len), d.buf(Buf.ATT), c.heads(), c.kvHeads(),
-                            c.headDim(), kvDim, pos + 1 - lo, a.scale(), a.softcap(), a.sinks());
+                            c.headDim(), kvDim, pos + 1 - lo, a.scale(), a.softcap(), a.sinks(), a.kvType());
                 }
                 case Ffn f -> ffn(gpu, st, d, f, d.buf(Buf.FFN_OUT));
                 case Experts e -> experts(gpu, st, d, e);
@@ -315,13 +318,10 @@ final class DeviceLayer {
                     gpu.rope(st, d.buf(r.buf()), tokens, r.heads() * c.headDim(), r.heads(), c.headDim(), t.dims(), pos0, t.invFreq(), t.mscale(), t.type());
                 }
                 case Attention a -> {
-                    long at = kv * pos0, len = kv * tokens;
-                    gpu.copy(st, d.buf(Buf.K), 0, kCache, at, len);
-                    gpu.copy(st, d.buf(Buf.V), 0, vCache, at, len);
-                    gpu.download(st, kCache, at, hostK.asSlice(0, len));
-                    gpu.download(st, vCache, at, hostV.asSlice(0, len));
+                    store(gpu, st, d.buf(Buf.K), d.buf(Buf.V), kCache, vCache, (long) a.elementBytes() * pos0 * kvDim, tokens * kvDim, a.kvType(),
+                            hostK.asSlice(0, kv * tokens), hostV.asSlice(0, kv * tokens));
                     gpu.causalAttention(st, d.buf(Buf.Q), kCache, vCache, d.buf(Buf.ATT), c.heads(), c.kvHeads(), c.headDim(), kvDim, pos0 + tokens, tokens,
-                            a.window(), a.scale(), a.softcap(), a.sinks());
+                            a.window(), a.scale(), a.softcap(), a.sinks(), a.kvType());
                 }
                 case Ffn f -> ffnBatch(gpu, st, d, f, tokens);
                 case Experts e -> {
@@ -330,6 +330,23 @@ final class DeviceLayer {
                 case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim() * tokens);
             }
         }
+    }
+
+    /**
+     * The first {@code n} floats of k and v into the caches at byte {@code at} (copied, or rounded to F16), and their
+     * download into the host staging for the CPU's cache: the F32 rows, which the CPU cache rounds as the device did.
+     */
+    private static void store(GpuBackend gpu, GpuStream st, GpuBuffer k, GpuBuffer v, GpuBuffer kCache, GpuBuffer vCache, long at, int n,
+                              GGMLType kvType, java.lang.foreign.MemorySegment hostK, java.lang.foreign.MemorySegment hostV) {
+        if (kvType == GGMLType.F16) {
+            gpu.toHalf(st, k, kCache.slice(at, 2L * n), n);
+            gpu.toHalf(st, v, vCache.slice(at, 2L * n), n);
+        } else {
+            gpu.copy(st, k, 0, kCache, at, 4L * n);
+            gpu.copy(st, v, 0, vCache, at, 4L * n);
+        }
+        gpu.download(st, k, 0, hostK);
+        gpu.download(st, v, 0, hostV);
     }
 
     /** The dense MLP over a batch: gate and up as GEMMs into tokens × n_ff scratch, the activation over all of it, down. */

@@ -24,6 +24,7 @@ import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.model.RopeTables;
 import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -55,6 +56,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final DeviceLayer.DeviceRope[] ropes;
     private final int contextLength, maxFf;
     private final int batch;                 // tokens per device chunk: the session buffers hold this many
+    private final GGMLType kvType;           // the device KV cache's elements: F32, or F16 (the session's -ctk)
     private final long weightBytes;
     private final DeviceFootprint footprint;  // what the upload and one session allocate
     private final List<AutoCloseable> owned;
@@ -64,8 +66,8 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private volatile boolean failed;
 
     private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph graph, int first, boolean attentionOnly, DeviceLayer[] layers,
-                      GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, int batch, long weightBytes,
-                      DeviceFootprint footprint, List<AutoCloseable> owned, Consumer<String> warn) {
+                      GpuMatrix output, DeviceLayer.Norm outputNorm, DeviceLayer.DeviceRope[] ropes, int contextLength, int batch, GGMLType kvType,
+                      long weightBytes, DeviceFootprint footprint, List<AutoCloseable> owned, Consumer<String> warn) {
         this.gpu = gpu;
         this.ownsBackend = ownsBackend;
         this.c = c;
@@ -78,6 +80,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         this.ropes = ropes;
         this.contextLength = contextLength;
         this.batch = batch;
+        this.kvType = kvType;
         this.weightBytes = weightBytes;
         this.footprint = footprint;
         this.owned = owned;
@@ -92,7 +95,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     /** One session's F32 KV cache for one layer on the device (K and V), padded. */
     static long kvBytes(ModelConfig c, int contextLength) {
-        return padded(DeviceFootprint.kvCache(c, 0, contextLength));
+        return padded(DeviceFootprint.kvCache(c, 0, contextLength, GGMLType.F32));
     }
 
     /** Device bytes of one layer's attention block: its weights and norms, and one session's F32 KV cache. */
@@ -122,11 +125,16 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * cache) fits; 0 when blk.0's cannot run there ({@code why[0]} says why).
      */
     static int attentionLayers(ModelGraph g, ModelWeights w, ModelConfig c, int contextLength, int batch, long budget, String[] why) {
+        return attentionLayers(g, w, c, contextLength, batch, GGMLType.F32, budget, why);
+    }
+
+    /** The same with a {@code kvType} KV cache on the device. */
+    static int attentionLayers(ModelGraph g, ModelWeights w, ModelConfig c, int contextLength, int batch, GGMLType kvType, long budget, String[] why) {
         int n = 0;
         while (n < c.layers()) {
             why[0] = DeviceLayer.unsupported(g.layers()[n], w.layers()[n], c, true);
             if (why[0] != null) break;
-            if (budget >= 0 && DeviceFootprint.layers(c, g, w, 0, n + 1, true, false, contextLength, batch).totalBytes() > budget) break;
+            if (budget >= 0 && DeviceFootprint.layers(c, g, w, 0, n + 1, true, false, contextLength, batch, kvType).totalBytes() > budget) break;
             n++;
         }
         return n;
@@ -138,39 +146,45 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * (with a note) when none fit, the weights are of a type the kernels do not take, or the device is unavailable.
      */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info) {
-        return attention(o, c, w, contextLength, 1, budget, info, () -> o.mode().open(info), true);
+        return attention(o, c, w, contextLength, 1, GGMLType.F32, budget, info, () -> o.mode().open(info), true);
     }
 
     /** As {@link #attention(GpuOptions, ModelConfig, ModelWeights, int, long, Consumer)} on {@code shared}, which it does not close. */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
                                       GpuBackend shared) {
-        return attention(o, c, w, contextLength, 1, budget, info, () -> shared, false);
+        return attention(o, c, w, contextLength, 1, GGMLType.F32, budget, info, () -> shared, false);
     }
 
     /** As above for prompt chunks of up to {@code batch} tokens ({@code -b}), each chunk one pass per layer. */
     public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, Consumer<String> info,
                                       GpuBackend shared) {
-        return attention(o, c, w, contextLength, batch, budget, info, () -> shared, false);
+        return attention(o, c, w, contextLength, batch, GGMLType.F32, budget, info, () -> shared, false);
+    }
+
+    /** As above with a {@code kvType} (F32 or F16) KV cache on the device: the session's {@code -ctk}. */
+    public static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, long budget,
+                                      Consumer<String> info, GpuBackend shared) {
+        return attention(o, c, w, contextLength, batch, kvType, budget, info, () -> shared, false);
     }
 
     static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, long budget, Consumer<String> info,
                                Supplier<GpuBackend> open) {
-        return attention(o, c, w, contextLength, 1, budget, info, open, true);
+        return attention(o, c, w, contextLength, 1, GGMLType.F32, budget, info, open, true);
     }
 
-    private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, Consumer<String> info,
-                                       Supplier<GpuBackend> open, boolean ownsBackend) {
+    private static GpuLayers attention(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, long budget,
+                                       Consumer<String> info, Supplier<GpuBackend> open, boolean ownsBackend) {
         if (!o.enabled()) return null;
         ModelGraph g = GraphBuilder.build(c, w);
         String[] whyNot = new String[1];
-        int n = attentionLayers(g, w, c, contextLength, batch, budget, whyNot);
+        int n = attentionLayers(g, w, c, contextLength, batch, kvType, budget, whyNot);
         String why = whyNot[0];
         if (n == 0 && why != null) info.accept("note: the GPU cannot run blk.0's attention (" + why + "); attention runs on the CPU");
         if (n == 0) return null;
         GpuBackend gpu = open.get();
         if (gpu == null) return null;
         try {
-            return upload(gpu, ownsBackend, c, g, w, 0, n, true, false, contextLength, batch, info);
+            return upload(gpu, ownsBackend, c, g, w, 0, n, true, false, contextLength, batch, kvType, info);
         } catch (RuntimeException e) {
             if (ownsBackend) gpu.close();
             info.accept("warning: the GPU could not take the attention weights (" + e.getMessage() + "); attention runs on the CPU");
@@ -184,20 +198,30 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * fitting the budget or the device's memory.
      */
     public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info) {
-        return create(o, c, w, contextLength, 1, info, () -> o.mode().open(info));
+        return create(o, c, w, contextLength, 1, GGMLType.F32, info, () -> o.mode().open(info));
     }
 
     /** As above for prompt chunks of up to {@code batch} tokens ({@code -b}): each chunk runs as one pass per layer (GEMMs on CUDA). */
     public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, Consumer<String> info) {
-        return create(o, c, w, contextLength, batch, info, () -> o.mode().open(info));
+        return create(o, c, w, contextLength, batch, GGMLType.F32, info, () -> o.mode().open(info));
+    }
+
+    /** As above with a {@code kvType} (F32 or F16) KV cache on the device: the session's {@code -ctk}. */
+    public static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, Consumer<String> info) {
+        return create(o, c, w, contextLength, batch, kvType, info, () -> o.mode().open(info));
     }
 
     /** As {@link #create(GpuOptions, ModelConfig, ModelWeights, int, Consumer)} on the device {@code open} gives (tests). */
     static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, Consumer<String> info, Supplier<GpuBackend> open) {
-        return create(o, c, w, contextLength, 1, info, open);
+        return create(o, c, w, contextLength, 1, GGMLType.F32, info, open);
     }
 
     static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, Consumer<String> info, Supplier<GpuBackend> open) {
+        return create(o, c, w, contextLength, batch, GGMLType.F32, info, open);
+    }
+
+    static GpuLayers create(GpuOptions o, ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, Consumer<String> info,
+                            Supplier<GpuBackend> open) {
         if (!o.enabled() || (o.gpuLayers() == 0 && !o.hasBudget())) return null;
         ModelGraph g = GraphBuilder.build(c, w);
         int total = c.layers();
@@ -217,10 +241,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             // a session allocate); the head only when every layer is on the device and it still fits
             long budget = o.vramBudget();
             int fit = 0;
-            while (fit < n && DeviceFootprint.layers(c, g, w, total - fit - 1, fit + 1, false, false, contextLength, batch).totalBytes() <= budget) fit++;
+            while (fit < n && DeviceFootprint.layers(c, g, w, total - fit - 1, fit + 1, false, false, contextLength, batch, kvType).totalBytes() <= budget) fit++;
             if (fit < n) info.accept(String.format(Locale.ROOT, "note: --vram-budget %s holds %d of the %d layers asked for", HybridSetup.human(o.vramBudget()), fit, n));
             n = fit;
-            head = head && n == total && DeviceFootprint.layers(c, g, w, 0, total, false, true, contextLength, batch).totalBytes() <= budget;
+            head = head && n == total && DeviceFootprint.layers(c, g, w, 0, total, false, true, contextLength, batch, kvType).totalBytes() <= budget;
         }
         if (n == 0) {
             info.accept("note: no layer goes to the GPU; everything runs on the CPU");
@@ -232,7 +256,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             return null;
         }
         try {
-            return upload(gpu, true, c, g, w, total - n, n, false, head, contextLength, batch, info);
+            return upload(gpu, true, c, g, w, total - n, n, false, head, contextLength, batch, kvType, info);
         } catch (RuntimeException e) {
             gpu.close();
             info.accept("warning: -ngl: the GPU could not take the layers (" + e.getMessage() + "); all layers run on the CPU");
@@ -242,14 +266,15 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
 
     /** Uploads layers {@code [from, from + n)} (their attention blocks only, or whole), the rotary tables and maybe the head. */
     private static GpuLayers upload(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph g, ModelWeights w, int from, int n,
-                                    boolean attentionOnly, boolean head, int contextLength, int batch, Consumer<String> info) {
+                                    boolean attentionOnly, boolean head, int contextLength, int batch, GGMLType kvType, Consumer<String> info) {
+        GpuBackend.kvElementBytes(kvType);   // F32 or F16, refused early otherwise
         List<AutoCloseable> owned = new ArrayList<>();
         try (GpuStream s = gpu.createStream()) {
             DeviceLayer[] dl = new DeviceLayer[n];
             long bytes = 0;
             for (int i = 0; i < n; i++) {
                 int l = from + i;
-                dl[i] = DeviceLayer.upload(gpu, s, l, g.layers()[l], w.layers()[l], c, attentionOnly, owned);
+                dl[i] = DeviceLayer.upload(gpu, s, l, g.layers()[l], w.layers()[l], c, attentionOnly, kvType, owned);
                 bytes += DeviceLayer.weightBytes(g.layers()[l], w.layers()[l], attentionOnly);
             }
             GpuMatrix out = null;
@@ -270,7 +295,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 ropes[r] = new DeviceLayer.DeviceRope(inv, t.mscale(), t.dims(), t.type());
             }
             return new GpuLayers(gpu, ownsBackend, c, g, attentionOnly ? c.layers() : from, attentionOnly, dl, out, outNorm, ropes, contextLength, batch,
-                    bytes, DeviceFootprint.layers(c, g, w, from, n, attentionOnly, head, contextLength, batch), owned, info);
+                    kvType, bytes, DeviceFootprint.layers(c, g, w, from, n, attentionOnly, head, contextLength, batch, kvType), owned, info);
         } catch (RuntimeException e) {
             closeAll(owned);
             throw e;
@@ -330,7 +355,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     }
 
     public String summary() {
-        String kv = HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * 4);
+        String kv = HybridSetup.human(2L * layers.length * contextLength * c.kvDim() * GpuBackend.kvElementBytes(kvType)) + " " + kvType;
         if (attentionOnly)
             return String.format(Locale.ROOT, "GPU attention: %d of %d layers (blk.0-%d) on %s, %s of weights + %s KV cache per session%s",
                     layers.length, c.layers(), layers.length - 1, gpu.name(), HybridSetup.human(weightBytes), kv, failed ? " (failed: running on the CPU)" : "");
@@ -368,9 +393,10 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 }
                 kCache = new GpuBuffer[layers.length];
                 vCache = new GpuBuffer[layers.length];
+                int es = GpuBackend.kvElementBytes(kvType);
                 for (int i = 0; i < layers.length; i++) {
-                    kCache[i] = alloc((long) contextLength * c.kvDim());
-                    vCache[i] = alloc((long) contextLength * c.kvDim());
+                    kCache[i] = own(gpu.allocate(es * Math.max(1, (long) contextLength * c.kvDim())));
+                    vCache[i] = own(gpu.allocate(es * Math.max(1, (long) contextLength * c.kvDim())));
                 }
                 if (output != null) logits = alloc(c.vocabSize());
                 long xBytes = 4L * batch * c.dim(), kvBytes = 8L * batch * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;

@@ -17,6 +17,7 @@ import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.placement.GpuFootprint;
 import org.powerinfer4j.engine.placement.GpuIndex;
 import org.powerinfer4j.engine.sparse.SparsityStats;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -97,8 +98,14 @@ public final class HybridSetup {
      * @param counts activation counts per layer and neuron; null = uniform
      */
     public static DevicePlan plan(ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, long[][] counts, int tile, String source) {
+        return plan(c, w, contextLength, batch, GGMLType.F32, budget, counts, tile, source);
+    }
+
+    /** The same with a {@code kvType} (F32 or F16) KV cache for the attention blocks: the session's {@code -ctk}. */
+    public static DevicePlan plan(ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, long budget, long[][] counts, int tile,
+                                  String source) {
         if (c.params().moe()) throw new IllegalArgumentException("a mixture-of-experts model is planned per expert: pass its activation statistics");
-        return plan(c, w, HybridUnits.ofLayers(w, new Tensor[w.layers().length]), contextLength, batch, budget, counts, tile, source);
+        return plan(c, w, HybridUnits.ofLayers(w, new Tensor[w.layers().length]), contextLength, batch, kvType, budget, counts, tile, source);
     }
 
     /**
@@ -107,15 +114,21 @@ public final class HybridSetup {
      */
     public static DevicePlan planFromProfile(ModelConfig c, ModelWeights w, int contextLength, int batch, long budget, ActivationStats stats, int tile,
                                              String source) {
-        HybridUnits units = HybridUnits.of(c, w, null, null);
-        return plan(c, w, units, contextLength, batch, budget, stats == null ? null : units.counts(stats, "activation statistics"), tile, source);
+        return planFromProfile(c, w, contextLength, batch, GGMLType.F32, budget, stats, tile, source);
     }
 
-    private static DevicePlan plan(ModelConfig c, ModelWeights w, HybridUnits units, int contextLength, int batch, long budget, long[][] counts,
-                                   int tile, String source) {
+    /** The same with a {@code kvType} (F32 or F16) KV cache for the attention blocks. */
+    public static DevicePlan planFromProfile(ModelConfig c, ModelWeights w, int contextLength, int batch, GGMLType kvType, long budget,
+                                             ActivationStats stats, int tile, String source) {
+        HybridUnits units = HybridUnits.of(c, w, null, null);
+        return plan(c, w, units, contextLength, batch, kvType, budget, stats == null ? null : units.counts(stats, "activation statistics"), tile, source);
+    }
+
+    private static DevicePlan plan(ModelConfig c, ModelWeights w, HybridUnits units, int contextLength, int batch, GGMLType kvType, long budget,
+                                   long[][] counts, int tile, String source) {
         ModelGraph g = GraphBuilder.build(c, w);
-        int n = GpuLayers.attentionLayers(g, w, c, contextLength, batch, budget, new String[1]);
-        DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength, batch);
+        int n = GpuLayers.attentionLayers(g, w, c, contextLength, batch, kvType, budget, new String[1]);
+        DeviceFootprint attention = DeviceFootprint.layers(c, g, w, 0, n, true, false, contextLength, batch, kvType);
         long ffnBudget = Math.max(0, budget - attention.totalBytes());
         HybridPlacement p = HybridPlacement.planned(HybridPlacement.footprint(units, batch), counts, ffnBudget, tile, source);
         DeviceFootprint ffn = DeviceFootprint.hybridFfn(units.allWeights(), units.ofExperts() ? units.labels() : null, p.hotCounts(), batch);

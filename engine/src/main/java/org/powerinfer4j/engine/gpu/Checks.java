@@ -17,6 +17,12 @@ final class Checks {
         if (b.byteSize() < n) throw new IllegalArgumentException(what + " holds " + b.byteSize() + " bytes, needs " + unit);
     }
 
+    /** A KV cache view of {@code n} elements of {@code kvType} (F32 or F16). */
+    static void kvCache(GpuBuffer b, long n, org.powerinfer4j.engine.tensor.GGMLType kvType, String what) {
+        int es = GpuBackend.kvElementBytes(kvType);
+        bytes(b, es * n, what, n + " " + kvType + " values");
+    }
+
     static void nonNegative(long v, String what) {
         if (v < 0) throw new IllegalArgumentException(what + " is negative: " + v);
     }

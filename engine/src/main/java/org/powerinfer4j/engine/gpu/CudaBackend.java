@@ -385,40 +385,49 @@ public final class CudaBackend implements GpuBackend {
 
     @Override
     public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                          int nKv, float scale, float softcap, GpuBuffer sinks) {
+                          int nKv, float scale, float softcap, GpuBuffer sinks, GGMLType kvType) {
         Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
         Checks.floats(q, (long) heads * headDim, "q");
         Checks.floats(out, (long) heads * headDim, "out");
         long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
-        Checks.floats(k, cache, "k cache");
-        Checks.floats(v, cache, "v cache");
+        Checks.kvCache(k, cache, kvType, "k cache");
+        Checks.kvCache(v, cache, kvType, "v cache");
         if (sinks != null) Checks.floats(sinks, heads, "sinks");
+        Spec kernel = attentionKernel(kvType);
         int splits = attentionSplits(heads, nKv);
         if (splits == 1) {
-            launch(Spec.ATTENTION_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null, heads, kvHeads,
+            launch(kernel, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null, heads, kvHeads,
                     headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, 1, 0);
             return;
         }
         DeviceBuffer partial = st(s).workspace(4L * heads * splits * (headDim + 2));
-        launch(Spec.ATTENTION_F32, Dim3.of(heads, splits), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), partial, heads,
+        launch(kernel, Dim3.of(heads, splits), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), partial, heads,
                 kvHeads, headDim, kvStride, nKv, scale, softcap, null, splits, 1, 0);
         launch(Spec.ATTENTION_COMBINE_F32, Dim3.of(heads), PtxKernels.ATTENTION_THREADS, s, partial, dev(out), heads, headDim, dev(sinks), splits);
     }
 
+    private static Spec attentionKernel(GGMLType kvType) {
+        return switch (kvType) {
+            case F32 -> Spec.ATTENTION_F32;
+            case F16 -> Spec.ATTENTION_F16KV;
+            default -> throw new IllegalArgumentException("the device KV cache is F32 or F16, not " + kvType);
+        };
+    }
+
     @Override
     public void causalAttention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim,
-                                int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks) {
+                                int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks, GGMLType kvType) {
         Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
         if (tokens < 0 || tokens > nKv) throw new IllegalArgumentException(tokens + " query tokens over a cache of " + nKv + " positions");
         Checks.floats(q, (long) tokens * heads * headDim, "q");
         Checks.floats(out, (long) tokens * heads * headDim, "out");
         long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
-        Checks.floats(k, cache, "k cache");
-        Checks.floats(v, cache, "v cache");
+        Checks.kvCache(k, cache, kvType, "k cache");
+        Checks.kvCache(v, cache, kvType, "v cache");
         if (sinks != null) Checks.floats(sinks, heads, "sinks");
         if (tokens == 0) return;
         // one block per (token, head), no context splits: a batch has blocks enough
-        launch(Spec.ATTENTION_F32, Dim3.of(blocks((long) tokens * heads, 1)), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null,
+        launch(attentionKernel(kvType), Dim3.of(blocks((long) tokens * heads, 1)), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null,
                 heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, tokens, window);
     }
 
@@ -524,7 +533,7 @@ public final class CudaBackend implements GpuBackend {
         launch(Spec.SCALE_ADD_F32, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(y), dev(x), alpha, n);
     }
 
-    /** Converts n floats to F16 (e.g. for cuBLAS GemmEx operands). */
+    @Override
     public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) {
         Checks.floats(src, n, "src");
         Checks.bytes(dst, 2L * n, "dst", n + " halves");

@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.gpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.powerinfer4j.engine.model.RopeType;
+import org.powerinfer4j.engine.tensor.GGMLType;
 import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
@@ -207,8 +208,30 @@ public interface GpuBackend extends AutoCloseable {
      * {@code sinks} (heads floats, nullable) head h's sink logit joins the softmax's denominator. A sliding window is
      * a slice of the cache starting at its first position. q, out: heads·headDim floats.
      */
+    default void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
+                           int nKv, float scale, float softcap, GpuBuffer sinks) {
+        attention(s, q, k, v, out, heads, kvHeads, headDim, kvStride, nKv, scale, softcap, sinks, GGMLType.F32);
+    }
+
+    /**
+     * {@link #attention(GpuStream, GpuBuffer, GpuBuffer, GpuBuffer, GpuBuffer, int, int, int, int, int, float, float, GpuBuffer)}
+     * over a cache of {@code kvType} elements: F32, or F16 (llama.cpp's default KV type: half the bytes, each value
+     * widened to float as it is read; offsets and strides count elements either way).
+     */
     void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                   int nKv, float scale, float softcap, GpuBuffer sinks);
+                   int nKv, float scale, float softcap, GpuBuffer sinks, GGMLType kvType);
+
+    /** dst[i] = src[i] rounded to F16 (to nearest, ties to even) for i &lt; n: keys and values into an F16 cache, GEMM operands. */
+    void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n);
+
+    /** Bytes one element of a {@code kvType} cache takes (F32 or F16; anything else is refused). */
+    static int kvElementBytes(GGMLType kvType) {
+        return switch (kvType) {
+            case F32 -> 4;
+            case F16 -> 2;
+            default -> throw new IllegalArgumentException("the device KV cache is F32 or F16, not " + kvType);
+        };
+    }
 
     /** Plain softmax attention: no soft-cap, no sinks. */
     default void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
@@ -290,13 +313,19 @@ public interface GpuBackend extends AutoCloseable {
      */
     default void causalAttention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim,
                                  int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks) {
+        causalAttention(s, q, k, v, out, heads, kvHeads, headDim, kvStride, nKv, tokens, window, scale, softcap, sinks, GGMLType.F32);
+    }
+
+    /** The same over a cache of {@code kvType} elements (F32 or F16, as {@link #attention}). */
+    default void causalAttention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim,
+                                 int kvStride, int nKv, int tokens, int window, float scale, float softcap, GpuBuffer sinks, GGMLType kvType) {
         if (tokens < 0 || tokens > nKv) throw new IllegalArgumentException(tokens + " query tokens over a cache of " + nKv + " positions");
-        long qd = 4L * heads * headDim;
+        long qd = 4L * heads * headDim, es = kvElementBytes(kvType);
         for (int t = 0; t < tokens; t++) {
             int pos = nKv - tokens + t, lo = window > 0 ? Math.max(0, pos - window + 1) : 0, n = pos + 1 - lo;
-            long from = 4L * lo * kvStride, len = 4L * ((long) (n - 1) * kvStride + (long) kvHeads * headDim);
+            long from = es * lo * kvStride, len = es * ((long) (n - 1) * kvStride + (long) kvHeads * headDim);
             attention(s, q.slice(t * qd, qd), k.slice(from, len), v.slice(from, len), out.slice(t * qd, qd), heads, kvHeads, headDim, kvStride, n,
-                    scale, softcap, sinks);
+                    scale, softcap, sinks, kvType);
         }
     }
 

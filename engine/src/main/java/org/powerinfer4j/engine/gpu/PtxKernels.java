@@ -67,6 +67,7 @@ public final class PtxKernels {
         CONVERT_F32_F16("layer", "void convert_f32_f16(const float* src, half* dst, int n)"),
         CONVERT_F16_F32("layer", "void convert_f16_f32(const half* src, float* dst, int n)"),
         ATTENTION_F32("layer", "void attention_f32(const float* q, const float* k, const float* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits, int n_tokens, int window)"),
+        ATTENTION_F16KV("layer", "void attention_f16kv(const float* q, const half* k, const half* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits, int n_tokens, int window)"),
         ATTENTION_COMBINE_F32("layer", "void attention_combine_f32(const float* partial, float* out, int n_heads, int head_dim, const float* sinks, int splits)"),
         DEQUANT_F16_F32("prefill", "void dequant_f16_f32(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
         DEQUANT_F16_Q8_0("prefill", "void dequant_f16_q8_0(const uint8_t* W, half* dst, half* lo, int rows, int n)"),

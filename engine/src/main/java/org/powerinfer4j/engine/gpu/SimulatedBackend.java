@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.powerinfer4j.engine.model.RopeType;
+import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
  * A CPU implementation of {@link GpuBackend} with the device's semantics: "device" buffers are native memory owned
@@ -25,6 +26,7 @@ import org.powerinfer4j.engine.model.RopeType;
 public final class SimulatedBackend implements GpuBackend {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT;
     private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfShort H = ValueLayout.JAVA_SHORT;   // F16 bits
     private static final AtomicInteger STREAM_IDS = new AtomicInteger();
 
     private final boolean asynchronous;
@@ -470,15 +472,16 @@ public final class SimulatedBackend implements GpuBackend {
 
     @Override
     public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer out, int heads, int kvHeads, int headDim, int kvStride,
-                          int nKv, float scale, float softcap, GpuBuffer sinks) {
+                          int nKv, float scale, float softcap, GpuBuffer sinks, GGMLType kvType) {
         Checks.attention(heads, kvHeads, headDim, kvStride, nKv);
         if (sinks != null) Checks.floats(sinks, heads, "sinks");
         MemorySegment SK = sinks == null ? null : seg(sinks);
         Checks.floats(q, (long) heads * headDim, "q");
         Checks.floats(out, (long) heads * headDim, "out");
         long cache = nKv == 0 ? 0 : (long) (nKv - 1) * kvStride + (long) kvHeads * headDim;
-        Checks.floats(k, cache, "k cache");
-        Checks.floats(v, cache, "v cache");
+        Checks.kvCache(k, cache, kvType, "k cache");
+        Checks.kvCache(v, cache, kvType, "v cache");
+        boolean half = kvType == GGMLType.F16;
         MemorySegment Q = seg(q), K = seg(k), V = seg(v), O = seg(out);
         submit(s, () -> {
             int group = heads / kvHeads;
@@ -490,7 +493,7 @@ public final class SimulatedBackend implements GpuBackend {
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = 0; t < nKv; t++) {
                     float d = 0f;
-                    for (int i = 0; i < headDim; i++) d += qh[i] * K.getAtIndex(F, t * (long) kvStride + kvOff + i);
+                    for (int i = 0; i < headDim; i++) d += qh[i] * kv(K, t * (long) kvStride + kvOff + i, half);
                     sc[t] = d * scale;
                     if (softcap > 0f) sc[t] = softcap * (float) Math.tanh(sc[t] / softcap);
                     max = Math.max(max, sc[t]);
@@ -505,10 +508,25 @@ public final class SimulatedBackend implements GpuBackend {
                 float inv = (float) (1.0 / sum);
                 for (int t = 0; t < nKv; t++) {
                     float p = sc[t] * inv;
-                    for (int i = 0; i < headDim; i++) o[i] += p * V.getAtIndex(F, t * (long) kvStride + kvOff + i);
+                    for (int i = 0; i < headDim; i++) o[i] += p * kv(V, t * (long) kvStride + kvOff + i, half);
                 }
                 MemorySegment.copy(o, 0, O, F, 4L * h * headDim, headDim);
             }
+        });
+    }
+
+    /** Element i of a KV cache: a float, or a half widened to float. */
+    private static float kv(MemorySegment m, long i, boolean half) {
+        return half ? Float.float16ToFloat(m.getAtIndex(H, i)) : m.getAtIndex(F, i);
+    }
+
+    @Override
+    public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) {
+        Checks.floats(src, n, "src");
+        Checks.bytes(dst, 2L * n, "dst", n + " halves");
+        MemorySegment S = seg(src), D = seg(dst);
+        submit(s, () -> {
+            for (int i = 0; i < n; i++) D.setAtIndex(H, i, Float.floatToFloat16(S.getAtIndex(F, i)));   // nearest, ties to even: __float2half_rn
         });
     }
 

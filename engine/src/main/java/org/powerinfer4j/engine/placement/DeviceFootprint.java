@@ -203,15 +203,19 @@ public final class DeviceFootprint {
 
     /**
      * One session's device state: the token buffers, FFN scratch (whole layers; expert layers add the router's
-     * logits and one expert's output), the F32 KV cache of each device
+     * logits and one expert's output), the KV cache of each device
      * layer and the logits (with the head), in {@code GpuLayers}' order.
      */
     public static List<Alloc> session(ModelConfig c, int from, int n, int maxFf, boolean attentionOnly, boolean head, int contextLength) {
-        return session(c, from, n, maxFf, attentionOnly, head, contextLength, 1);
+        return session(c, from, n, maxFf, attentionOnly, head, contextLength, 1, GGMLType.F32);
     }
 
-    /** As {@link #session(ModelConfig, int, int, int, boolean, boolean, int)} with token buffers and FFN scratch for chunks of {@code batch} tokens. */
-    public static List<Alloc> session(ModelConfig c, int from, int n, int maxFf, boolean attentionOnly, boolean head, int contextLength, int batch) {
+    /**
+     * As {@link #session(ModelConfig, int, int, int, boolean, boolean, int)} with token buffers and FFN scratch for chunks
+     * of {@code batch} tokens and a KV cache of {@code kvType} (F32 or F16) elements.
+     */
+    public static List<Alloc> session(ModelConfig c, int from, int n, int maxFf, boolean attentionOnly, boolean head, int contextLength, int batch,
+                                      GGMLType kvType) {
         List<Alloc> r = new ArrayList<>();
         String tokens = batch > 1 ? " × " + batch : "";
         for (Buf b : Buf.values()) {
@@ -226,31 +230,37 @@ public final class DeviceFootprint {
                 r.add(new Alloc("session buffers", "expert output", 4L * c.dim()));
             }
         }
-        for (int l = from; l < from + n; l++) r.addAll(kvCache(c, l, contextLength));
+        for (int l = from; l < from + n; l++) r.addAll(kvCache(c, l, contextLength, kvType));
         if (head) r.add(new Alloc("session buffers", "logits", 4L * Math.max(1, c.vocabSize())));
         return r;
     }
 
-    /** One layer's F32 KV cache on the device, K then V. */
-    public static List<Alloc> kvCache(ModelConfig c, int layer, int contextLength) {
-        long b = 4L * Math.max(1, (long) contextLength * c.kvDim());
-        String shape = " (" + contextLength + " × " + c.kvDim() + " " + GGMLType.F32 + ")";
+    /** One layer's KV cache of {@code kvType} elements (F32 or F16) on the device, K then V. */
+    public static List<Alloc> kvCache(ModelConfig c, int layer, int contextLength, GGMLType kvType) {
+        long b = GpuBackend.kvElementBytes(kvType) * Math.max(1, (long) contextLength * c.kvDim());
+        String shape = " (" + contextLength + " × " + c.kvDim() + " " + kvType + ")";
         return List.of(new Alloc("KV cache", "blk." + layer + " K" + shape, b), new Alloc("KV cache", "blk." + layer + " V" + shape, b));
     }
 
     /** Layers {@code [from, from + n)} (whole or attention blocks), maybe the head, the rotary tables and one session. */
     public static DeviceFootprint layers(ModelConfig c, ModelGraph g, ModelWeights w, int from, int n, boolean attentionOnly, boolean head,
                                          int contextLength) {
-        return layers(c, g, w, from, n, attentionOnly, head, contextLength, 1);
+        return layers(c, g, w, from, n, attentionOnly, head, contextLength, 1, GGMLType.F32);
+    }
+
+    /** With an F32 KV cache. */
+    public static DeviceFootprint layers(ModelConfig c, ModelGraph g, ModelWeights w, int from, int n, boolean attentionOnly, boolean head,
+                                         int contextLength, int batch) {
+        return layers(c, g, w, from, n, attentionOnly, head, contextLength, batch, GGMLType.F32);
     }
 
     /**
      * As {@link #layers(ModelConfig, ModelGraph, ModelWeights, int, int, boolean, boolean, int)} for prompt chunks of
      * up to {@code batch} tokens: batch-sized session buffers, and (from {@link GpuBackend#gemmFrom()} tokens) the
-     * CUDA stream scratch of the largest GEMM as a reserve.
+     * CUDA stream scratch of the largest GEMM as a reserve, and a KV cache of {@code kvType} (F32 or F16) elements.
      */
     public static DeviceFootprint layers(ModelConfig c, ModelGraph g, ModelWeights w, int from, int n, boolean attentionOnly, boolean head,
-                                         int contextLength, int batch) {
+                                         int contextLength, int batch, GGMLType kvType) {
         if (n == 0) return EMPTY;
         List<Alloc> r = new ArrayList<>();
         long gemm = 0;
@@ -261,7 +271,7 @@ public final class DeviceFootprint {
         }
         if (head) r.addAll(head(g));
         r.addAll(ropes(g));
-        r.addAll(session(c, from, n, deviceFf(g, w, from, n, attentionOnly), attentionOnly, head, contextLength, batch));
+        r.addAll(session(c, from, n, deviceFf(g, w, from, n, attentionOnly), attentionOnly, head, contextLength, batch, kvType));
         // the stream's scratch starts at 1 MiB and grows to the largest GEMM's F16 inputs and weight slab
         return new DeviceFootprint(r, gemm == 0 ? List.of() : List.of(new Alloc("stream scratch", "prefill GEMM (F16 inputs, dequantized slab)",
                 Math.max(1L << 20, gemm))));

@@ -17,9 +17,14 @@ final class DeviceRuns {
 
     /** {@code steps} greedy tokens after {@code prompt}, which goes through in chunks of {@code chunk} tokens (the device's too). */
     static Run greedy(ModelConfig c, ModelWeights w, LayerOffload offload, int[] prompt, int steps, int chunk) {
+        return greedy(c, w, offload, prompt, steps, chunk, GGMLType.F32);
+    }
+
+    /** The same with a CPU KV cache of {@code kvType} (the device's, when it holds layers). */
+    static Run greedy(ModelConfig c, ModelWeights w, LayerOffload offload, int[] prompt, int steps, int chunk, GGMLType kvType) {
         Transformer t = new Transformer(c, w, new DenseFeedForward(c.activation()));
         t.setLayerOffload(offload);
-        try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(c, 256, chunk, 2, GGMLType.F32)) {
+        try (WorkerPool pool = new WorkerPool(2); InferenceState s = new InferenceState(c, 256, chunk, 2, kvType)) {
             t.forward(pool, s, prompt, 0, prompt.length, 0, true);
             float[] first = s.logits().clone();
             int[] out = new int[steps];

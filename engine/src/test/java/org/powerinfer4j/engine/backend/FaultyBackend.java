@@ -103,7 +103,10 @@ final class FaultyBackend implements GpuBackend {
     @Override public void layerNorm(GpuStream s, GpuBuffer x, GpuBuffer w, GpuBuffer b, GpuBuffer o, int n, int rows, float eps) { d.layerNorm(s, x, w, b, o, n, rows, eps); }
     @Override public void rope(GpuStream s, GpuBuffer v, int t, int ts, int h, int hd, int nr, int p0, GpuBuffer f, float ms, RopeType ty) { d.rope(s, v, t, ts, h, hd, nr, p0, f, ms, ty); }
     @Override public void attention(GpuStream s, GpuBuffer q, GpuBuffer k, GpuBuffer v, GpuBuffer o, int h, int kvh, int hd, int kvs, int n, float sc,
-                                    float cap, GpuBuffer sinks) { d.attention(s, q, k, v, o, h, kvh, hd, kvs, n, sc, cap, sinks); }
+                                    float cap, GpuBuffer sinks, org.powerinfer4j.engine.tensor.GGMLType kvType) {
+        d.attention(s, q, k, v, o, h, kvh, hd, kvs, n, sc, cap, sinks, kvType);
+    }
+    @Override public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) { d.toHalf(s, src, dst, n); }
     @Override public void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n) { d.add(s, y, x, n); }
     @Override public void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n) { d.maskedAdd(s, y, x, mask, rowMap, n); }
     @Override public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) { d.scaleAdd(s, y, x, alpha, n); }

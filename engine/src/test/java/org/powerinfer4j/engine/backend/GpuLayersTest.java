@@ -21,6 +21,7 @@ import org.powerinfer4j.engine.model.ModelGraph;
 import org.powerinfer4j.engine.model.LayerOffload;
 import org.powerinfer4j.engine.model.ModelConfig;
 import org.powerinfer4j.engine.model.ModelWeights;
+import org.powerinfer4j.engine.placement.DeviceFootprint;
 import org.powerinfer4j.engine.tensor.GGMLType;
 
 /**
@@ -120,6 +121,56 @@ class GpuLayersTest {
                 }
             }
         }
+    }
+
+    /**
+     * {@code -ctk f16} (the default) puts an F16 KV cache on the device too: keys and values rounded as the CPU's
+     * F16 cache rounds them, read widened. All layers and the head on the device give llama.cpp's greedy tokens and
+     * the logits of the CPU with its F16 cache; the footprint's KV cache is F16 and half the F32 one.
+     */
+    @Test
+    void anF16CacheOnTheDeviceGivesTheCpusF16Results() throws Exception {
+        f16Cache(GpuMode.SIMULATED);
+    }
+
+    @Test
+    @org.junit.jupiter.api.Tag("gpu")
+    void onCudaAnF16CacheGivesTheCpusF16Results() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(),
+                org.powerinfer4j.engine.gpu.CudaBackend.unavailableReason());
+        f16Cache(GpuMode.CUDA);
+    }
+
+    private static void f16Cache(GpuMode mode) throws Exception {
+        JsonNode ref = reference("reference/stories260K-q8_0.llamacpp.json");
+        int[] prompt = ints(ref.get("prompt_ids")), expected = java.util.Arrays.copyOf(ints(ref.get("generated_ids")), 32);
+        try (Loaded m = Loaded.open("models/quantized/stories260K-q8_0.gguf")) {
+            Run cpu = greedy16(m, null, prompt, 32);
+            List<String> notes = new ArrayList<>();
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(mode, 99), m.config(), m.weights(), 256, 4, GGMLType.F16, notes::add);
+                 GpuLayers f32 = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, 99), m.config(), m.weights(), 256, 4, GGMLType.F32, notes::add)) {
+                assertThat(g).as("notes: %s", notes).isNotNull();
+                Run dev = greedy16(m, g, prompt, 32);
+                assertThat(dev.tokens()).as("llama.cpp's greedy tokens").containsExactly(expected).containsExactly(cpu.tokens());
+                for (int i = 0; i < cpu.firstLogits().length; i++)
+                    assertThat(dev.firstLogits()[i]).as("logit %d", i).isCloseTo(cpu.firstLogits()[i], within(mode == GpuMode.CUDA ? 1e-3f : 2e-4f));
+                assertThat(g.failed()).isFalse();
+                assertThat(g.summary()).contains("KV cache per session").contains("F16");
+                long kv16 = kvBytes(g), kv32 = kvBytes(f32);
+                assertThat(kv16).isPositive();
+                assertThat(2 * kv16).as("F16 cache: half the F32 one").isBetween(kv32 - 2L * 256 * 2 * m.config().layers(), kv32);
+                assertThat(g.footprint().allocations()).filteredOn(a -> a.category().equals("KV cache")).allMatch(a -> a.label().contains(" F16)"));
+            }
+        }
+    }
+
+    private static Run greedy16(Loaded m, LayerOffload offload, int[] prompt, int steps) {
+        DeviceRuns.Run r = DeviceRuns.greedy(m.config(), m.weights(), offload, prompt, steps, 4, GGMLType.F16);
+        return new Run(r.tokens(), r.firstLogits());
+    }
+
+    private static long kvBytes(GpuLayers g) {
+        return g.footprint().allocations().stream().filter(a -> a.category().equals("KV cache")).mapToLong(DeviceFootprint.Alloc::padded).sum();
     }
 
     @Test

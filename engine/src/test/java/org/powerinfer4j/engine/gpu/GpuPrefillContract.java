@@ -114,12 +114,18 @@ abstract class GpuPrefillContract {
         float[] sinks = {0.5f, -2f, 3f, 0f, 1f, -0.5f, 2f, -1f};
         for (int[] c : new int[][] {{1, 1, 0}, {5, 9, 0}, {40, 40, 0}, {17, 60, 6}, {3, 200, 0}}) {
             int tokens = c[0], nKv = c[1], window = c[2];
-            for (boolean capped : new boolean[] {false, true}) {
+            for (boolean capped : new boolean[] {false, true})
+            for (GGMLType kvType : new GGMLType[] {GGMLType.F32, GGMLType.F16}) {
                 float softcap = capped ? 3f : 0f;
                 float[] sk = capped ? sinks : null;
                 float[] q = TestWeights.floats(rnd, tokens * heads * headDim, 0f);
                 for (int i = 0; i < q.length; i++) q[i] *= 3;
                 float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
+                GpuBuffer kb = cache(k, kvType), vb = cache(v, kvType);
+                if (kvType == GGMLType.F16) {   // the reference sees the values the cache holds
+                    k = halves(k);
+                    v = halves(v);
+                }
                 double[] exp = new double[q.length];
                 for (int t = 0; t < tokens; t++) {
                     int pos = nKv - tokens + t, lo = window > 0 ? Math.max(0, pos - window + 1) : 0;
@@ -141,12 +147,91 @@ abstract class GpuPrefillContract {
                             for (int i = 0; i < headDim; i++) exp[qo + i] += sc[j] / sum * v[(lo + j) * kvStride + g * headDim + i];
                     }
                 }
-                try (GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer kb = gpu.uploadFloats(s, k); GpuBuffer vb = gpu.uploadFloats(s, v);
-                     GpuBuffer out = gpu.allocate(4L * q.length); GpuBuffer sb = sk == null ? null : gpu.uploadFloats(s, sk)) {
-                    gpu.causalAttention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, tokens, window, scale, softcap, sb);
+                try (kb; vb; GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer out = gpu.allocate(4L * q.length);
+                     GpuBuffer sb = sk == null ? null : gpu.uploadFloats(s, sk)) {
+                    gpu.causalAttention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, tokens, window, scale, softcap, sb, kvType);
                     assertClose(gpu.downloadFloats(s, out, 0, q.length), exp, null, 1e-4,
-                            "tokens " + tokens + " nKv " + nKv + " window " + window + " capped " + capped);
+                            "tokens " + tokens + " nKv " + nKv + " window " + window + " capped " + capped + " KV " + kvType);
                 }
+            }
+        }
+    }
+
+    /** A device cache of {@code kvType} holding {@code values}: uploaded floats, or those rounded on the device by {@link GpuBackend#toHalf}. */
+    private GpuBuffer cache(float[] values, GGMLType kvType) {
+        if (kvType == GGMLType.F32) return gpu.uploadFloats(s, values);
+        GpuBuffer half = gpu.allocate(2L * Math.max(1, values.length));
+        try (GpuBuffer f = gpu.uploadFloats(s, values)) {
+            gpu.toHalf(s, f, half, values.length);
+            gpu.synchronize(s);
+        }
+        return half;
+    }
+
+    private static float[] halves(float[] v) {
+        float[] r = new float[v.length];
+        for (int i = 0; i < v.length; i++) r[i] = Float.float16ToFloat(Float.floatToFloat16(v[i]));
+        return r;
+    }
+
+    /** toHalf rounds as Java's floatToFloat16 (nearest, ties to even), overflow to infinity, subnormals and NaN included. */
+    @Test
+    void toHalfRoundsToNearestEven() {
+        Random rnd = new Random(45);
+        float[] x = new float[4096];
+        for (int i = 0; i < x.length; i++) x[i] = Float.intBitsToFloat(rnd.nextInt());   // every exponent, NaN and infinities
+        float[] special = {0f, -0f, 65504f, 65520f, 65519.99f, 1e-8f, 5.96e-8f, 2.98e-8f, 1 + 0x1p-11f, 1 + 0x3p-11f, Float.MIN_VALUE};
+        System.arraycopy(special, 0, x, 0, special.length);
+        try (GpuBuffer f = gpu.uploadFloats(s, x); GpuBuffer h = gpu.allocate(2L * x.length)) {
+            gpu.toHalf(s, f, h, x.length);
+            try (Arena a = Arena.ofConfined()) {
+                var m = a.allocate(2L * x.length);
+                gpu.download(s, h, 0, m);
+                gpu.synchronize(s);
+                for (int i = 0; i < x.length; i++) {
+                    short want = Float.floatToFloat16(x[i]), got = m.getAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i);
+                    if (Float.isNaN(x[i])) assertThat(Float.isNaN(Float.float16ToFloat(got))).as("NaN %d", i).isTrue();
+                    else assertThat(got).as("x[%d] = %s", i, x[i]).isEqualTo(want);
+                }
+            }
+        }
+    }
+
+    /** One token's attention over an F16 cache, long enough for CUDA's context splits: float64 over the cached halves. */
+    @Test
+    void attentionOverAnF16CacheMatchesFloat64() {
+        Random rnd = new Random(46);
+        int heads = 8, kvHeads = 2, headDim = 24, kvStride = kvHeads * headDim + 8;
+        float scale = (float) (1 / Math.sqrt(headDim));
+        for (int nKv : new int[] {1, 7, 900}) {
+            float[] q = TestWeights.floats(rnd, heads * headDim, 0f);
+            for (int i = 0; i < q.length; i++) q[i] *= 3;
+            float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
+            GpuBuffer kb = cache(k, GGMLType.F16), vb = cache(v, GGMLType.F16);
+            float[] kh = halves(k), vh = halves(v);
+            double[] exp = new double[heads * headDim];
+            for (int h = 0; h < heads; h++) {
+                int g = h / (heads / kvHeads);
+                double[] sc = new double[nKv];
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int t = 0; t < nKv; t++) {
+                    for (int i = 0; i < headDim; i++) sc[t] += (double) q[h * headDim + i] * kh[t * kvStride + g * headDim + i];
+                    max = Math.max(max, sc[t] *= scale);
+                }
+                for (int t = 0; t < nKv; t++) sum += sc[t] = Math.exp(sc[t] - max);
+                for (int t = 0; t < nKv; t++)
+                    for (int i = 0; i < headDim; i++) exp[h * headDim + i] += sc[t] / sum * vh[t * kvStride + g * headDim + i];
+            }
+            try (kb; vb; GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer out = gpu.allocate(4L * heads * headDim)) {
+                gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale, 0f, null, GGMLType.F16);
+                assertClose(gpu.downloadFloats(s, out, 0, heads * headDim), exp, null, 1e-4, "F16 cache, nKv " + nKv);
+            }
+            // the F16 cache's bytes are checked as halves: an F32-sized view is not asked for
+            try (GpuBuffer small = gpu.allocate(2L * kvStride); GpuBuffer qb = gpu.allocate(4L * heads * headDim)) {
+                assertThatThrownBy(() -> gpu.attention(s, qb, small, small, qb, heads, kvHeads, headDim, kvStride, 2, scale, 0f, null, GGMLType.F16))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("F16 values");
+                assertThatThrownBy(() -> gpu.attention(s, qb, small, small, qb, heads, kvHeads, headDim, kvStride, 1, scale, 0f, null, GGMLType.Q8_0))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("F32 or F16");
             }
         }
     }
