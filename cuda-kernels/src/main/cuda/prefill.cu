@@ -128,9 +128,53 @@ extern "C" __global__ void dequant_f16_q6_k(const unsigned char* W, __half* dst,
     dequant_f16<T_Q6_K>(W, dst, lo, rows, n);
 }
 
-/** hi[i] = src[i] in F16, lo[i] = the rest in F16: the inputs of the split-precision GEMM. */
-extern "C" __global__ void split_f32_f16(const float* __restrict__ src, __half* __restrict__ hi, __half* __restrict__ lo, int n) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) put_half(hi, lo, i, src[i]);
+/** Maximum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result. */
+__device__ __forceinline__ float block_max(float v) {
+    __shared__ float partial[32];
+    __shared__ float total;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_max(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float m = lane < (int)(blockDim.x >> 5) ? partial[lane] : 0.0f;
+        m = warp_max(m);
+        if (lane == 0) total = m;
+    }
+    __syncthreads();
+    float r = total;
+    __syncthreads(); // partial/total are reused by the next token
+    return r;
+}
+
+// GEMM inputs to F16 without overflow (F16 ends at 65504): each token's row of cols floats is multiplied by a power
+// of two 2^-e, e >= 0 the least that brings max|x| to at most GEMM_INPUT_LIMIT (e = 0 for ordinary rows, which are
+// rounded exactly as before), then rounded to F16 (hi, and with lo the rounding remainder: split precision, hi + lo);
+// scale[t] = 2^e, by which scale_rows_f32 multiplies the token's outputs after the GEMM. Powers of two lose no
+// bits, so a row of large activations keeps F16's relative precision instead of becoming infinite. One block per
+// token (grid-stride).
+#define GEMM_INPUT_LIMIT 16384.0f
+extern "C" __global__ void scaled_f32_f16(const float* __restrict__ src, __half* __restrict__ hi, __half* __restrict__ lo,
+                                          float* __restrict__ scale, int cols, int tokens) {
+    for (int t = blockIdx.x; t < tokens; t += gridDim.x) {
+        const float* x = src + (size_t)t * cols;
+        float m = 0.0f;
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) m = fmaxf(m, fabsf(x[i]));   // NaN is skipped by fmaxf
+        m = block_max(m);
+        float up = 1.0f;
+        if (isfinite(m)) while (m > GEMM_INPUT_LIMIT * up) up *= 2.0f;   // an infinite row stays infinite
+        const float down = 1.0f / up;
+        __half* h = hi + (size_t)t * cols;
+        __half* l = lo != nullptr ? lo + (size_t)t * cols : nullptr;
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) put_half(h, l, i, x[i] * down);
+        if (threadIdx.x == 0) scale[t] = up;
+    }
+}
+
+/** out[t*rows + r] *= scale[t]: a GEMM's outputs back to the scale of its inputs (scaled_f32_f16). */
+extern "C" __global__ void scale_rows_f32(float* out, const float* __restrict__ scale, int rows, int tokens) {
+    const long long total = (long long)rows * tokens;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) out[i] *= scale[i / rows];
 }
 
 /** y[r*n + i] += b[i] for r < rows, i < n: a projection's bias on every token of a batch. */

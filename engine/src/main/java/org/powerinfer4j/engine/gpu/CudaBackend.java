@@ -474,19 +474,20 @@ public final class CudaBackend implements GpuBackend {
                     cols, 0f, outAt, Cublas.DataType.R_32F, rows, Cublas.ComputeType.COMPUTE_32F);
             return;
         }
-        // scratch: inputs hi [, lo], then the slab hi [, lo]
+        // scratch: per-token input scales, inputs hi [, lo], then the slab hi [, lo]
         boolean split = GpuBackend.gemmSplit();
         DeviceBuffer scratch = st(s).workspace(GpuBackend.gemmScratchBytes(w.type(), rows, cols, tokens));
         long inBytes = GpuBackend.gemmInputBytes(tokens, cols);
-        long xHi = scratch.address(), xLo = split ? xHi + inBytes : 0, slab = xHi + (split ? 2 : 1) * inBytes;
+        long scales = scratch.address(), xHi = scales + GpuBackend.gemmScaleBytes(tokens), xLo = split ? xHi + inBytes : 0;
+        long slab = xHi + (split ? 2 : 1) * inBytes;
         int per = GpuBackend.gemmSlabRows(rows, cols);
         long slabLo = split ? slab + 2L * per * cols : 0;
-        int n = tokens * cols;
-        if (split) launch(Spec.SPLIT_F32_F16, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(x), xHi, xLo, n);
-        else launch(Spec.CONVERT_F32_F16, Dim3.of(blocks(n, THREADS)), THREADS, s, dev(x), xHi, n);
+        // each token's row to F16, scaled by a power of two where it would overflow; its outputs are scaled back below
+        launch(Spec.SCALED_F32_F16, Dim3.of(Math.min(tokens, 65535)), THREADS, s, dev(x), xHi, split ? xLo : null, scales, cols, tokens);
         if (w.type() == GGMLType.F16) {   // exact in F16 already: hi·hi + hi·lo
             gemm16(blas, rows, tokens, cols, wAt, xHi, outAt, rows, 0f);
             if (split) gemm16(blas, rows, tokens, cols, wAt, xLo, outAt, rows, 1f);
+            scaleRows(s, outAt, scales, rows, tokens);
             return;
         }
         Spec dequant = dequantKernel(w.type());
@@ -500,6 +501,11 @@ public final class CudaBackend implements GpuBackend {
                 gemm16(blas, m, tokens, cols, slabLo, xHi, outAt + 4L * r0, rows, 1f);
             }
         }
+        scaleRows(s, outAt, scales, rows, tokens);
+    }
+
+    private void scaleRows(GpuStream s, long out, long scales, int rows, int tokens) {
+        launch(Spec.SCALE_ROWS_F32, Dim3.of(blocks((long) rows * tokens, THREADS)), THREADS, s, out, scales, rows, tokens);
     }
 
     /** out (+)= W·x over F16 operands with F32 accumulation and output: W rows × cols row-major (Wᵀ to cuBLAS). */

@@ -245,7 +245,8 @@ public interface GpuBackend extends AutoCloseable {
      * out[t·rows + r] = W[r,:]·x[t·cols ..] for every row r and each of {@code tokens} inputs (x: tokens × cols
      * floats, out: tokens × rows): one projection of a prompt batch. This default runs {@link #matVec} per token; the
      * CUDA backend, from {@link #gemmFrom()} tokens on, dequantizes W to F16 and calls cuBLAS GemmEx (F16 operands,
-     * F32 accumulate), whose results differ from the mat-vec's by the operands' F16 rounding.
+     * F32 accumulate), whose results differ from the mat-vec's by the operands' F16 rounding; a token's inputs are
+     * first scaled by a power of two where they exceed 16384, and its outputs scaled back, so no input overflows F16.
      */
     default void matMul(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
         Checks.floats(x, (long) tokens * w.cols(), "x");
@@ -275,8 +276,13 @@ public interface GpuBackend extends AutoCloseable {
     static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens) {
         if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
         int parts = gemmSplit() ? 2 : 1;   // split precision: a high and a low F16 part of each operand
-        long x = parts * gemmInputBytes(tokens, cols);
+        long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, cols);
         return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
+    }
+
+    /** Bytes of a GEMM's per-token input scales (a power of two each, keeping large rows inside F16's range), padded to 256. */
+    static long gemmScaleBytes(int tokens) {
+        return (4L * tokens + 255) / 256 * 256;
     }
 
     /** Bytes of one F16 copy of a GEMM's inputs, padded to 256. */

@@ -82,8 +82,31 @@ abstract class GpuPrefillContract {
     }
 
     protected void matMulCase(Tensor w, int tokens, Random rnd, String what, double tolerance) {
+        matMulCase(w, TestWeights.floats(rnd, tokens * w.rowLength(), 0.1f), tokens, what, tolerance);
+    }
+
+    /**
+     * Inputs beyond F16's range (65504) in some tokens' rows — activations of that size occur in real models' down
+     * projections — give the float64 products, not infinities: CUDA scales such a row by a power of two before the
+     * F16 GEMM and its outputs back. The other rows are untouched.
+     */
+    @Test
+    void matMulOfInputsBeyondF16sRangeMatchesFloat64() {
+        Random rnd = new Random(47);
+        int tokens = Math.max(12, GpuBackend.gemmFrom());
+        for (GGMLType t : new GGMLType[] {GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K}) {
+            int cols = t.blockSize == 256 ? 512 : 96;
+            Tensor w = TestWeights.random("w", t, 37, cols, rnd, arena);
+            float[] x = TestWeights.floats(rnd, tokens * cols, 0.1f);
+            float[] big = {3e5f, 7.7e6f, 65520f, 1e20f};
+            for (int k = 0; k < big.length; k++)
+                for (int c = 0; c < cols; c++) x[(2 * k + 1) * cols + c] *= big[k];   // rows 1, 3, 5, 7: up to 1e20 × 0.1
+            matMulCase(w, x, tokens, t + " with rows beyond 65504", gemmTolerance(t, tokens));
+        }
+    }
+
+    private void matMulCase(Tensor w, float[] x, int tokens, String what, double tolerance) {
         int rows = w.rows(), cols = w.rowLength();
-        float[] x = TestWeights.floats(rnd, tokens * cols, 0.1f);
         double[] exp = new double[tokens * rows], mag = new double[tokens * rows];
         for (int r = 0; r < rows; r++) {
             float[] row = TestWeights.row(w, r);
