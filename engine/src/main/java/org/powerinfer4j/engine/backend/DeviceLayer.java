@@ -301,18 +301,6 @@ final class DeviceLayer {
         }
         for (DeviceOp op : ops) {
             switch (op) {
-                case Norm n -> {
-                    if (n.layerNorm()) gpu.layerNorm(st, d.buf(n.in()), n.weight(), n.bias(), d.buf(n.out()), n.n(), tokens, n.eps());
-                    else {
-                        gpu.rmsNorm(st, d.buf(n.in()), n.weight(), d.buf(n.out()), n.n(), tokens, n.eps());
-                        if (n.bias() != null) gpu.addRows(st, d.buf(n.out()), n.bias(), n.n(), tokens);
-                    }
-                }
-                case Linear l -> {
-                    gpu.matMul(st, l.weight(), d.buf(l.in()), d.buf(l.out()), tokens);
-                    if (l.bias() != null) gpu.addRows(st, d.buf(l.out()), l.bias(), l.weight().rows(), tokens);
-                }
-                case HeadNorm h -> gpu.rmsNorm(st, d.buf(h.buf()), h.weight(), d.buf(h.buf()), h.headDim(), h.heads() * tokens, h.eps());
                 case Rope r -> {
                     DeviceRope t = ropes[r.rope()];
                     gpu.rope(st, d.buf(r.buf()), tokens, r.heads() * c.headDim(), r.heads(), c.headDim(), t.dims(), pos0, t.invFreq(), t.mscale(), t.type());
@@ -323,12 +311,75 @@ final class DeviceLayer {
                     gpu.causalAttention(st, d.buf(Buf.Q), kCache, vCache, d.buf(Buf.ATT), c.heads(), c.kvHeads(), c.headDim(), kvDim, pos0 + tokens, tokens,
                             a.window(), a.scale(), a.softcap(), a.sinks(), a.kvType());
                 }
-                case Ffn f -> ffnBatch(gpu, st, d, f, tokens);
-                case Experts e -> {
-                    for (int t = 0; t < tokens; t++) experts(gpu, st, d.token(t), e);
-                }
-                case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim() * tokens);
+                default -> batched(gpu, st, d, c, op, tokens);
             }
+        }
+    }
+
+    /**
+     * Queues this layer's ops for {@code n} rows of different sequences (a decode step of several sessions, maybe a
+     * prompt chunk's consecutive rows among them): row t at position {@code pos[t]} of its own caches
+     * {@code kCaches[t]}/{@code vCaches[t]}. The products, norms and the FFN run over all rows at once (one read of
+     * the weights: a GEMM on CUDA from {@link GpuBackend#gemmFrom()} rows); RoPE, the K/V store and attention per
+     * row, each over its own sequence's cache, in row order (a chunk's row sees the rows before it). With
+     * {@code perToken} every row goes through the one-token path instead, which gives each row exactly its step alone.
+     */
+    void runSequences(GpuBackend gpu, GpuStream st, BatchBuffers d, DeviceRope[] ropes, ModelConfig c, int[] pos, int n, GpuBuffer[] kCaches,
+                      GpuBuffer[] vCaches, java.lang.foreign.MemorySegment hostK, java.lang.foreign.MemorySegment hostV, boolean perToken) {
+        int kvDim = c.kvDim();
+        long kv = 4L * kvDim;
+        if (perToken || !batchable) {
+            for (int t = 0; t < n; t++)
+                run(gpu, st, d.token(t), ropes, c, pos[t], kCaches[t], vCaches[t], hostK.asSlice(t * kv, kv), hostV.asSlice(t * kv, kv));
+            return;
+        }
+        for (DeviceOp op : ops) {
+            switch (op) {
+                case Rope r -> {
+                    DeviceRope rt = ropes[r.rope()];
+                    for (int t = 0; t < n; t++)
+                        gpu.rope(st, d.token(t).buf(r.buf()), 1, r.heads() * c.headDim(), r.heads(), c.headDim(), rt.dims(), pos[t], rt.invFreq(),
+                                rt.mscale(), rt.type());
+                }
+                case Attention a -> {
+                    int es = a.elementBytes();
+                    for (int t = 0; t < n; t++) {
+                        Buffers row = d.token(t);
+                        store(gpu, st, row.buf(Buf.K), row.buf(Buf.V), kCaches[t], vCaches[t], (long) es * pos[t] * kvDim, kvDim, a.kvType(),
+                                hostK.asSlice(t * kv, kv), hostV.asSlice(t * kv, kv));
+                        int lo = a.window() > 0 ? Math.max(0, pos[t] - a.window() + 1) : 0;
+                        long from = (long) es * lo * kvDim, len = (long) es * (pos[t] + 1 - lo) * kvDim;
+                        gpu.attention(st, row.buf(Buf.Q), kCaches[t].slice(from, len), vCaches[t].slice(from, len), row.buf(Buf.ATT), c.heads(),
+                                c.kvHeads(), c.headDim(), kvDim, pos[t] + 1 - lo, a.scale(), a.softcap(), a.sinks(), a.kvType());
+                    }
+                }
+                default -> batched(gpu, st, d, c, op, n);
+            }
+        }
+    }
+
+    /** An op without positions over {@code tokens} rows: norms, products (GEMMs), biases, the FFN, experts per row, adds. */
+    private void batched(GpuBackend gpu, GpuStream st, BatchBuffers d, ModelConfig c, DeviceOp op, int tokens) {
+        switch (op) {
+            case Norm n -> {
+                if (n.layerNorm()) gpu.layerNorm(st, d.buf(n.in()), n.weight(), n.bias(), d.buf(n.out()), n.n(), tokens, n.eps());
+                else {
+                    gpu.rmsNorm(st, d.buf(n.in()), n.weight(), d.buf(n.out()), n.n(), tokens, n.eps());
+                    if (n.bias() != null) gpu.addRows(st, d.buf(n.out()), n.bias(), n.n(), tokens);
+                }
+            }
+            case Linear l -> {
+                gpu.matMul(st, l.weight(), d.buf(l.in()), d.buf(l.out()), tokens);
+                if (l.bias() != null) gpu.addRows(st, d.buf(l.out()), l.bias(), l.weight().rows(), tokens);
+            }
+            case HeadNorm h -> gpu.rmsNorm(st, d.buf(h.buf()), h.weight(), d.buf(h.buf()), h.headDim(), h.heads() * tokens, h.eps());
+            case Ffn f -> ffnBatch(gpu, st, d, f, tokens);
+            case Experts e -> {
+                for (int t = 0; t < tokens; t++) experts(gpu, st, d.token(t), e);
+            }
+            case Add a -> gpu.add(st, d.buf(a.dst()), d.buf(a.src()), c.dim() * tokens);
+            case Rope r -> throw new IllegalStateException("RoPE needs positions");
+            case Attention a -> throw new IllegalStateException("attention needs its cache");
         }
     }
 

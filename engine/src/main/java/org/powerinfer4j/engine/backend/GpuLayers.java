@@ -3,7 +3,6 @@ package org.powerinfer4j.engine.backend;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
@@ -63,6 +62,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private final Consumer<String> warn;
     private final boolean ownsBackend;       // false when the model shares the backend with its hybrid FFN
     private final java.util.concurrent.atomic.AtomicBoolean kvWarned = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicLong sequenceRows = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean failed;
 
     private GpuLayers(GpuBackend gpu, boolean ownsBackend, ModelConfig c, ModelGraph graph, int first, boolean attentionOnly, DeviceLayer[] layers,
@@ -308,7 +308,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
         return b;
     }
 
-    private static void closeAll(List<AutoCloseable> owned) {
+    static void closeAll(List<AutoCloseable> owned) {
         for (int i = owned.size() - 1; i >= 0; i--) {
             try {
                 owned.get(i).close();
@@ -364,137 +364,90 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 HybridSetup.human(weightBytes), kv, failed ? " (failed: running on the CPU)" : "");
     }
 
-    /** One session's device buffers and host staging; {@code usable} is false when they could not be allocated. */
-    private final class DeviceState implements AutoCloseable, DeviceLayer.BatchBuffers {
-        final List<AutoCloseable> owned = new ArrayList<>();
-        final EnumMap<Buf, GpuBuffer> bufs = new EnumMap<>(Buf.class);
-        HostStaging host; // pinned where the driver allows: async copies, and no blocking on pageable memory
-        boolean usable, lastOk;
-        int lastRow;   // the chunk's last token, whose residual the head reads
-        GpuStream stream;
-        GpuBuffer h, h2, logits, routerLogits, expertOut;
-        GpuBuffer[] kCache, vCache;
-        MemorySegment hostX, hostKv, hostLogits;
-
-        DeviceState() {
-            try {
-                stream = own(gpu.createStream());
-                for (Buf b : Buf.values()) {
-                    if (attentionOnly && b == Buf.FFN_OUT) continue;
-                    bufs.put(b, alloc((long) batch * stride(b)));
-                }
-                if (!attentionOnly) {
-                    h = alloc((long) batch * maxFf);
-                    h2 = alloc((long) batch * maxFf);
-                    if (c.params().moe()) {
-                        routerLogits = alloc(c.params().experts());
-                        expertOut = alloc(c.dim());
-                    }
-                }
-                kCache = new GpuBuffer[layers.length];
-                vCache = new GpuBuffer[layers.length];
-                int es = GpuBackend.kvElementBytes(kvType);
-                for (int i = 0; i < layers.length; i++) {
-                    kCache[i] = own(gpu.allocate(es * Math.max(1, (long) contextLength * c.kvDim())));
-                    vCache[i] = own(gpu.allocate(es * Math.max(1, (long) contextLength * c.kvDim())));
-                }
-                if (output != null) logits = alloc(c.vocabSize());
-                long xBytes = 4L * batch * c.dim(), kvBytes = 8L * batch * layers.length * c.kvDim(), logitBytes = output != null ? 4L * c.vocabSize() : 0;
-                host = HostStaging.allocate(gpu, xBytes + kvBytes + logitBytes);
-                MemorySegment m = host.segment();
-                hostX = m.asSlice(0, xBytes);
-                hostKv = m.asSlice(xBytes, kvBytes);
-                if (output != null) hostLogits = m.asSlice(xBytes + kvBytes, logitBytes);
-                usable = true;
-            } catch (RuntimeException e) {
-                close();
-                // once per model: later sessions that do not fit either go to the CPU the same way, silently
-                if (kvWarned.compareAndSet(false, true))
-                    warn.accept("warning: " + (attentionOnly ? "GPU attention" : "-ngl") + ": no device memory for a session's KV cache ("
-                            + e.getMessage() + "); such sessions run on the CPU");
-            }
-        }
-
-        private <T extends AutoCloseable> T own(T t) {
-            owned.add(t);
-            return t;
-        }
-
-        private GpuBuffer alloc(long floats) {
-            return own(gpu.allocate(4 * Math.max(1, floats)));
-        }
-
-        @Override
-        public GpuBuffer buf(Buf b) {
-            return bufs.get(b);
-        }
-
-        @Override
-        public int stride(Buf b) {
-            return DeviceFootprint.bufFloats(b, c);
-        }
-
-        @Override
-        public GpuBuffer h() {
-            return h;
-        }
-
-        @Override
-        public GpuBuffer h2() {
-            return h2;
-        }
-
-        @Override
-        public GpuBuffer routerLogits() {
-            return routerLogits;
-        }
-
-        @Override
-        public GpuBuffer expertOut() {
-            return expertOut;
-        }
-
-        /** Staging offset of layer i's keys (its values follow after batch rows): rows [2i·batch, 2i·batch + 2·batch) of kv_dim floats. */
-        long stagedKeys(int i) {
-            return 8L * i * batch * c.kvDim();
-        }
-
-        /**
-         * Runs device layer {@code i} for {@code n} tokens from {@code pos0} (one token through the decode path), their
-         * K and V queued for download into the staging area.
-         */
-        void layer(int i, int pos0, int n) {
-            long kv = 4L * c.kvDim(), k = stagedKeys(i), v = k + batch * kv;
-            if (n == 1) layers[i].run(gpu, stream, this, ropes, c, pos0, kCache[i], vCache[i], hostKv.asSlice(k, kv), hostKv.asSlice(v, kv));
-            else layers[i].runBatch(gpu, stream, this, ropes, c, pos0, n, kCache[i], vCache[i], hostKv.asSlice(k, n * kv), hostKv.asSlice(v, n * kv));
-        }
-
-        @Override
-        public void close() {
-            // drain the stream before freeing: work queued before a failure may still use these buffers
-            if (stream != null) {
-                try {
-                    gpu.synchronize(stream);
-                } catch (RuntimeException ignored) {
-                    // a failed device: free what can be freed
-                }
-            }
-            closeAll(owned);
-            if (host != null) {
-                try {
-                    host.close();
-                } catch (RuntimeException ignored) {
-                    // pinned memory of a failed context goes with the context
-                }
-                host = null;
-            }
-        }
+    /** A session's device state, made on its first device step; a failed one (no memory for its cache) warns once per model. */
+    private DeviceState newSession() {
+        return new DeviceState(gpu, c, layers, ropes, batch, maxFf, attentionOnly, output != null, contextLength, kvType, e -> {
+            // once per model: later sessions that do not fit either go to the CPU the same way, silently
+            if (kvWarned.compareAndSet(false, true))
+                warn.accept("warning: " + (attentionOnly ? "GPU attention" : "-ngl") + ": no device memory for a session's KV cache ("
+                        + e.getMessage() + "); such sessions run on the CPU");
+        });
     }
 
     @Override
     public boolean forward(InferenceState s, int batch, int startPos) {
         if (failed || attentionOnly) return false;
+        if (s.sequenceBatch()) return runSequences(s, batch);
         return run(s, batch, startPos, 0, layers.length, true);
+    }
+
+    /** Rows of sequence batches the device layers have run (decode steps of several sessions in one pass). */
+    public long sequenceRowsRun() {
+        return sequenceRows.get();
+    }
+
+    /** Whole device layers take decode steps of several sessions in one pass ({@link #runSequences}); attention blocks do not. */
+    @Override
+    public boolean supportsSequenceBatches() {
+        return !attentionOnly;
+    }
+
+    /**
+     * A sequence batch's {@code count} rows through every device layer: the first row's session buffers carry the
+     * pass (in pieces of up to {@link #batch} rows), so each product reads its weights once for all rows; each row's
+     * keys and values go into its own session's device cache and, as always, its CPU cache. With per-token products
+     * (exact decode batching) each row runs the one-token path, giving it exactly its step alone. A row whose
+     * session has no usable device state sends the whole pass to the CPU (false); so does a failure, with the
+     * residuals restored.
+     */
+    private boolean runSequences(InferenceState s, int count) {
+        DeviceState[] rows = new DeviceState[count];
+        for (int b = 0; b < count; b++) {
+            rows[b] = s.sequenceState(b).offloadState(this::newSession);
+            if (!rows[b].usable) return false;
+        }
+        int dim = c.dim(), kvDim = c.kvDim();
+        long kv = 4L * kvDim;
+        float[] x = s.residual();
+        float[] saved = java.util.Arrays.copyOf(x, count * dim);
+        for (DeviceState r : rows) r.lastOk = false;   // the head reads a session's own last forward, which this is not
+        DeviceState d = rows[0];
+        try {
+            for (int b0 = 0; b0 < count; b0 += batch) {
+                int n = Math.min(batch, count - b0);
+                int[] pos = new int[n];
+                for (int t = 0; t < n; t++) pos[t] = s.sequencePosition(b0 + t);
+                MemorySegment hx = d.hostX.asSlice(0, 4L * n * dim);
+                MemorySegment.copy(x, b0 * dim, hx, F32, 0, n * dim);
+                gpu.upload(d.stream, hx, d.buf(Buf.X), 0);
+                for (int i = 0; i < layers.length; i++) {
+                    GpuBuffer[] kc = new GpuBuffer[n], vc = new GpuBuffer[n];
+                    for (int t = 0; t < n; t++) {
+                        kc[t] = rows[b0 + t].kCache[i];
+                        vc[t] = rows[b0 + t].vCache[i];
+                    }
+                    long k = d.stagedKeys(i), v = k + batch * kv;
+                    layers[i].runSequences(gpu, d.stream, d, ropes, c, pos, n, kc, vc, d.hostKv.asSlice(k, n * kv), d.hostKv.asSlice(v, n * kv),
+                            s.perTokenProducts());
+                }
+                gpu.download(d.stream, d.buf(Buf.X), 0, hx);
+                gpu.synchronize(d.stream);
+                MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
+                for (int i = 0; i < layers.length; i++) {
+                    long k = d.stagedKeys(i), v = k + batch * kv;
+                    for (int t = 0; t < n; t++) {
+                        float[] kt = d.hostKv.asSlice(k + t * kv, kv).toArray(F32), vt = d.hostKv.asSlice(v + t * kv, kv).toArray(F32);
+                        s.kvOf(b0 + t).store(layers[i].index, pos[t], kt, 0, vt, 0);
+                    }
+                }
+            }
+            sequenceRows.addAndGet(count);
+            return true;
+        } catch (RuntimeException e) {
+            System.arraycopy(saved, 0, x, 0, saved.length);
+            fail(e);
+            return false;
+        }
     }
 
     @Override
@@ -508,7 +461,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
      * per layer over all its tokens (a single token through the decode path); the residuals are restored on failure.
      */
     private boolean run(InferenceState s, int count, int startPos, int from, int to, boolean whole) {
-        DeviceState d = s.offloadState(DeviceState::new);
+        DeviceState d = s.offloadState(this::newSession);
         if (!d.usable) return false;
         int dim = c.dim(), kvDim = c.kvDim();
         float[] x = s.residual();
@@ -546,7 +499,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     @Override
     public boolean logits(InferenceState s) {
         if (failed || output == null) return false;
-        DeviceState d = s.offloadState(DeviceState::new);
+        DeviceState d = s.offloadState(this::newSession);
         if (!d.usable || !d.lastOk) return false;
         try {
             long row = 4L * c.dim();

@@ -16,6 +16,7 @@ public final class InferenceState implements AutoCloseable {
     // a sequence batch's scratch only (see forSequenceBatch): each token's own cache and position; null otherwise
     final KVCache[] tokenKv;
     final int[] tokenPos;
+    final InferenceState[] tokenStates;   // the sessions' states (their device state for -ngl layers)
     // a sequence batch's products: per token through the fused mat-vec kernels (bit-identical to each alone), else matMul
     final boolean perToken;
 
@@ -63,6 +64,7 @@ public final class InferenceState implements AutoCloseable {
         this.perToken = sequenceBatch && perToken;
         this.tokenKv = sequenceBatch ? new KVCache[maxBatch] : null;
         this.tokenPos = sequenceBatch ? new int[maxBatch] : null;
+        this.tokenStates = sequenceBatch ? new InferenceState[maxBatch] : null;
         x = new float[maxBatch * c.dim()];
         xb = new float[maxBatch * Math.max(c.dim(), c.qDim())];
         xb2 = new float[maxBatch * c.dim()];
@@ -144,8 +146,18 @@ public final class InferenceState implements AutoCloseable {
     }
 
     /** The KV cache token {@code b} of the chunk belongs to. */
-    KVCache kvOf(int b) {
+    public KVCache kvOf(int b) {
         return tokenKv != null ? tokenKv[b] : kv;
+    }
+
+    /** Position of row {@code b} of the sequence batch's pass running now. */
+    public int sequencePosition(int b) {
+        return tokenPos[b];
+    }
+
+    /** The state (session) row {@code b} of the sequence batch's pass running now belongs to. */
+    public InferenceState sequenceState(int b) {
+        return tokenStates[b];
     }
 
     /** The buffer behind a graph buffer name. */

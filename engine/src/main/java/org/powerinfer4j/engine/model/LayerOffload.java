@@ -18,6 +18,15 @@ public interface LayerOffload {
     boolean forward(InferenceState s, int batch, int startPos);
 
     /**
+     * Whether {@link #forward} takes a sequence batch's scratch ({@link InferenceState#sequenceBatch}): rows of
+     * different sequences, row b at {@link InferenceState#sequencePosition}(b) of
+     * {@link InferenceState#sequenceState}(b)'s caches (consecutive rows of one sequence at consecutive positions).
+     */
+    default boolean supportsSequenceBatches() {
+        return false;
+    }
+
+    /**
      * The attention block of layer {@code layer} (below {@link #firstLayer()}) for the chunk's tokens — norm, Q/K/V,
      * RoPE, attention over the cache, output projection, residual add — when the device holds that layer's
      * attention (PowerInfer's hybrid placement: attention and KV on the GPU, the FFN split). Returns false, having

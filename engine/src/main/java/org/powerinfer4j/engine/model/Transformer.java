@@ -91,7 +91,7 @@ public final class Transformer {
         s.kv.reserve(startPos, startPos + n);
         final int dim = c.dim(), vocab = c.vocabSize();
         if (allLogits.length < n * vocab) throw new IllegalArgumentException("logits buffer holds fewer than " + n + " rows");
-        boolean perToken = exact && supportsSequenceBatches();
+        boolean perToken = exact && offload == null && ffn.supportsSequenceBatches();
         for (int done = 0; done < n; ) {
             int b = Math.min(s.maxBatch, n - done);
             s.perTokenChunk = perToken;
@@ -113,9 +113,13 @@ public final class Transformer {
         System.arraycopy(allLogits, (n - 1) * vocab, s.logits, 0, vocab);
     }
 
-    /** Whether {@link #forwardSequences} can run this model: CPU layers and an FFN that takes sequence batches (dense, sparse). */
+    /**
+     * Whether {@link #forwardSequences} can run this model: an FFN that takes sequence batches (dense, sparse), and
+     * CPU layers or device layers that do ({@link LayerOffload#supportsSequenceBatches}: {@code -ngl}'s).
+     */
     public boolean supportsSequenceBatches() {
-        return offload == null && ffn.supportsSequenceBatches();
+        LayerOffload o = offload;
+        return (o == null || o.supportsSequenceBatches()) && ffn.supportsSequenceBatches();
     }
 
     /**
@@ -152,6 +156,7 @@ public final class Transformer {
             kv.reserve(positions[i], positions[i] + 1);
             scratch.tokenKv[i] = kv;
             scratch.tokenPos[i] = positions[i];
+            scratch.tokenStates[i] = states[i];
         }
         scratch.promptRows = logitRows != null;
         scratch.sequenceRows = n;
@@ -169,6 +174,7 @@ public final class Transformer {
             }
         } finally {
             java.util.Arrays.fill(scratch.tokenKv, null);   // the caches are the sessions', not the scratch's to keep alive
+            java.util.Arrays.fill(scratch.tokenStates, null);
             scratch.promptRows = false;
             scratch.sequenceRows = 0;
         }

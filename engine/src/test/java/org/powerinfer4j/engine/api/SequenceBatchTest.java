@@ -230,6 +230,49 @@ class SequenceBatchTest {
         }
     }
 
+    /**
+     * {@code -ngl}: whole layers on the device take decode steps of several sessions in one pass (the products over
+     * all rows, RoPE and attention per row over its own session's device cache). Exact batching runs each row through
+     * the one-token path: bit-identical to the step alone; fast batching keeps the greedy tokens and the tolerance.
+     * The head stays on the CPU here, as in the unbatched model it is compared with.
+     */
+    @ParameterizedTest(name = "exact {0}")
+    @ValueSource(booleans = {true, false})
+    void deviceLayersTakeDecodeStepsOfSeveralSessions(boolean exact) throws Exception {
+        deviceBatch(org.powerinfer4j.engine.backend.GpuMode.SIMULATED, exact);
+    }
+
+    @ParameterizedTest(name = "exact {0}")
+    @ValueSource(booleans = {true, false})
+    @org.junit.jupiter.api.Tag("gpu")
+    void onCudaDeviceLayersTakeDecodeStepsOfSeveralSessions(boolean exact) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.powerinfer4j.engine.gpu.CudaBackend.isAvailable(),
+                org.powerinfer4j.engine.gpu.CudaBackend.unavailableReason());
+        deviceBatch(org.powerinfer4j.engine.backend.GpuMode.CUDA, exact);
+    }
+
+    private static void deviceBatch(org.powerinfer4j.engine.backend.GpuMode mode, boolean exact) throws Exception {
+        for (String name : new String[] {"stories260K-q8_0", "rand-k-q4_k_m"}) {
+            Path p = TestData.file("models/quantized/" + name + ".gguf");
+            int layers;
+            try (var f = org.powerinfer4j.engine.gguf.GGUFFile.open(p)) {
+                layers = org.powerinfer4j.engine.model.ModelConfig.fromGGUF(f).layers();
+            }
+            ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSize(4).withBatchSequences(true)
+                    .withDecodeBatching(exact ? DecodeBatching.EXACT : DecodeBatching.FAST)
+                    .withGpu(org.powerinfer4j.engine.backend.GpuOptions.layers(mode, layers));
+            try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+                assertThat(batched.gpuLayers()).as(name).isNotNull();
+                assertThat(batched.gpuLayers().deviceLayers()).isEqualTo(layers);
+                assertThat(batched.transformer().supportsSequenceBatches()).as("device layers batch decode steps").isTrue();
+                // 5 sequences over session buffers of 4 rows (-b 4): the pass goes through in two pieces
+                assertBatchedEqualsAlone(batched, alone, exact);
+                assertThat(batched.gpuLayers().sequenceRowsRun()).as("rows the device ran in sequence batches").isGreaterThanOrEqualTo((long) SEQUENCES * STEPS);
+                assertThat(batched.gpuLayers().failed()).isFalse();
+            }
+        }
+    }
+
     @Test
     void aBadStepFailsAloneNotTheStreamsItRodeWith() throws Exception {
         Path p = TestData.file("models/quantized/stories260K-q4_0.gguf");

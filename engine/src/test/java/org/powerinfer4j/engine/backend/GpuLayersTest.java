@@ -276,6 +276,61 @@ class GpuLayersTest {
         }
     }
 
+    /**
+     * Decode steps of three sessions in one device pass, the device failing in the middle of the third: that pass
+     * and the rest run on the CPU from the saved residuals, and every step's logits are the CPU's alone (the
+     * device rounds differently only by float summation order) with the same greedy tokens.
+     */
+    @Test
+    void aSequenceBatchFailingMidPassHandsOverToTheCpu() throws Exception {
+        try (Loaded m = Loaded.open("models/stories260K.gguf"); org.powerinfer4j.engine.kernels.WorkerPool pool = new org.powerinfer4j.engine.kernels.WorkerPool(2)) {
+            ModelConfig c = m.config();
+            List<String> notes = new ArrayList<>();
+            FaultyBackend faulty = new FaultyBackend(new SimulatedBackend(), Long.MAX_VALUE);
+            try (GpuLayers g = GpuLayers.create(GpuOptions.layers(GpuMode.SIMULATED, c.layers()), c, m.weights(), 256, 4, notes::add, () -> faulty)) {
+                var dev = new org.powerinfer4j.engine.model.Transformer(c, m.weights(), new org.powerinfer4j.engine.model.DenseFeedForward(c.activation()));
+                var cpu = new org.powerinfer4j.engine.model.Transformer(c, m.weights(), new org.powerinfer4j.engine.model.DenseFeedForward(c.activation()));
+                dev.setLayerOffload(g);
+                assertThat(dev.supportsSequenceBatches()).isTrue();
+                int[][] prompts = {{1, 5, 9}, {1, 7}, {1, 20, 30, 40, 50}};
+                int n = prompts.length;
+                var ds = new org.powerinfer4j.engine.model.InferenceState[n];
+                var cs = new org.powerinfer4j.engine.model.InferenceState[n];
+                int[] pos = new int[n], tokens = new int[n];
+                try (var scratch = org.powerinfer4j.engine.model.InferenceState.forSequenceBatch(c, 256, n, 2, false)) {
+                    for (int i = 0; i < n; i++) {
+                        ds[i] = new org.powerinfer4j.engine.model.InferenceState(c, 256, 4, 2, GGMLType.F32);
+                        cs[i] = new org.powerinfer4j.engine.model.InferenceState(c, 256, 4, 2, GGMLType.F32);
+                        dev.forward(pool, ds[i], prompts[i], 0, prompts[i].length, 0, true);
+                        cpu.forward(pool, cs[i], prompts[i], 0, prompts[i].length, 0, true);
+                        pos[i] = prompts[i].length;
+                    }
+                    int perPass = 7 * c.layers() * n;   // q, k, v, o, gate, up, down per layer and row
+                    faulty.failDenseMatVecAt(2 * perPass + perPass / 2);
+                    for (int step = 0; step < 5; step++) {
+                        for (int i = 0; i < n; i++) tokens[i] = DeviceRuns.argmax(cs[i].logits());
+                        dev.forwardSequences(pool, scratch, ds, tokens, pos, n);
+                        for (int i = 0; i < n; i++) {
+                            cpu.forward(pool, cs[i], new int[] {tokens[i]}, 0, 1, pos[i], true);
+                            pos[i]++;
+                            float[] want = cs[i].logits(), got = ds[i].logits();
+                            for (int v = 0; v < want.length; v++) assertThat(got[v]).as("step %d row %d logit %d", step, i, v).isCloseTo(want[v], within(2e-4f));
+                            assertThat(DeviceRuns.argmax(got)).isEqualTo(DeviceRuns.argmax(want));
+                        }
+                    }
+                    assertThat(g.failed()).isTrue();
+                    assertThat(g.sequenceRowsRun()).as("two whole passes on the device").isEqualTo(2L * n);
+                    assertThat(notes).filteredOn(x -> x.startsWith("warning: GPU layers failed")).hasSize(1);
+                } finally {
+                    for (int i = 0; i < n; i++) {
+                        if (ds[i] != null) ds[i].close();
+                        if (cs[i] != null) cs[i].close();
+                    }
+                }
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0} -ngl {1}")
     @CsvSource({"stories260K-relu.powerinfer.gguf, 3", "stories260K-relu.powerinfer.gguf, 6", "stories260K-relu.gguf, 6"})
     void reluModelsIncludingNeuronMajorDownMatchTheDenseReference(String file, int ngl) throws Exception {
