@@ -28,9 +28,10 @@ import org.powerinfer4j.engine.tensor.Tensor;
 
 /**
  * llama.cpp's {@code -ngl N} for dense models: the last N transformer layers (and with N = layers + 1 the final
- * norm and output head) live whole on the device — weights uploaded once, a per-session F32 KV cache — and the
- * residual stream crosses PCIe once per token and chunk. Each layer runs its {@link LayerGraph} — the graph the CPU
- * runs, of any architecture — token by token with the device's operators ({@link DeviceLayer}); layers the device
+ * norm and output head) live whole on the device — weights uploaded once, a per-session KV cache in the session's
+ * type (F16 or F32) — and the residual stream crosses PCIe once per chunk. Each layer runs its {@link LayerGraph} —
+ * the graph the CPU runs, of any architecture — with the device's operators ({@link DeviceLayer}), a chunk's tokens
+ * or a sequence batch's rows in one pass; layers the device
  * cannot run (weight types its kernels lack) stay on the CPU below the device suffix. In PowerInfer's
  * hybrid placement ({@link #attention}) only the attention blocks {@code [0, attentionEnd)} of the first layers live
  * here, and the FFN stays with the hybrid executor.
