@@ -97,22 +97,7 @@ class HybridExpertsTest {
             ModelConfig c = ModelConfig.fromGGUF(f);
             ModelWeights w = ModelWeights.load(f, c);
             HybridUnits u = HybridUnits.of(c, w, null, null);
-            ActivationStats real = ActivationStats.read(profile);
-            ExpertCounts[] skewed = new ExpertCounts[2];
-            for (int l = 0; l < 2; l++) {
-                ExpertCounts ec = real.experts(l);
-                long[][] n = ec.neurons().clone();
-                long[] t = ec.tokens().clone();
-                if (l == 0) {
-                    n[0] = n[0].clone();
-                    for (int i = 0; i < n[0].length; i++) n[0][i] *= 10;
-                    t[0] *= 10;
-                }
-                skewed[l] = new ExpertCounts(n, t);
-            }
-            long[][] layerCounts = new long[2][];
-            for (int l = 0; l < 2; l++) layerCounts[l] = skewed[l].summedOverExperts();
-            ActivationStats stats = new ActivationStats(layerCounts, real.tokens(), "m", ActivationStats.CRITERION_NONZERO, 0f, skewed);
+            ActivationStats stats = scaled(ActivationStats.read(profile), 0, 0, 10);
             var fp = HybridPlacement.footprint(u, BATCH);
             long budget = fixedBytes(fp) + fp.allNeuronBytes() / 8;
             HybridPlacement p = HybridPlacement.planned(fp, u.counts(stats, "skewed"), budget, 1, "test");
@@ -133,19 +118,7 @@ class HybridExpertsTest {
             ModelConfig c = ModelConfig.fromGGUF(f);
             ModelWeights w = ModelWeights.load(f, c);
             HybridUnits u = HybridUnits.of(c, w, null, null);
-            ActivationStats real = ActivationStats.read(profile);
-            ExpertCounts[] cold = new ExpertCounts[2];
-            for (int l = 0; l < 2; l++) {
-                long[][] n = real.experts(l).neurons().clone();
-                long[] t = real.experts(l).tokens().clone();
-                if (l == 1) {
-                    n[2] = new long[n[2].length];
-                    t[2] = 0;
-                }
-                cold[l] = new ExpertCounts(n, t);
-            }
-            long[][] layerCounts = {cold[0].summedOverExperts(), cold[1].summedOverExperts()};
-            ActivationStats stats = new ActivationStats(layerCounts, real.tokens(), "m", ActivationStats.CRITERION_NONZERO, 0f, cold);
+            ActivationStats stats = scaled(ActivationStats.read(profile), 1, 2, 0);
             var fp = HybridPlacement.footprint(u, BATCH);
             long[] setup = fp.unitSetup();
             int unused = u.unit(1, 2);
@@ -255,6 +228,24 @@ class HybridExpertsTest {
             assertThat(m.hybridFeedForward().placement().totalHot()).isPositive();
             assertThat(greedy(m, prompt)).containsExactly(cpuTokens);
         }
+    }
+
+    /** The profile with expert {@code e} of layer {@code layer} receiving {@code factor} times its tokens (its neurons firing as often more). */
+    private static ActivationStats scaled(ActivationStats real, int layer, int e, long factor) {
+        ExpertCounts[] counts = new ExpertCounts[2];
+        long[][] layerCounts = new long[2][];
+        for (int l = 0; l < 2; l++) {
+            long[][] n = real.experts(l).neurons().clone();
+            long[] t = real.experts(l).tokens().clone();
+            if (l == layer) {
+                n[e] = n[e].clone();
+                for (int i = 0; i < n[e].length; i++) n[e][i] *= factor;
+                t[e] *= factor;
+            }
+            counts[l] = new ExpertCounts(n, t);
+            layerCounts[l] = counts[l].summedOverExperts();
+        }
+        return new ActivationStats(layerCounts, real.tokens(), "m", ActivationStats.CRITERION_NONZERO, 0f, counts);
     }
 
     /** Workspace, shared predictor parts, per-unit index maps, and every expert's own predictor (its setup). */

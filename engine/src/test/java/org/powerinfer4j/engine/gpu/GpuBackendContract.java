@@ -526,25 +526,7 @@ abstract class GpuBackendContract {
             float[] q = TestWeights.floats(rnd, heads * headDim, 0f);
             float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
             for (int i = 0; i < q.length; i++) q[i] *= 3; // peaked softmax
-            double[] exp = new double[heads * headDim];
-            for (int h = 0; h < heads; h++) {
-                int g = h / (heads / kvHeads);
-                double[] sc = new double[nKv];
-                double max = Double.NEGATIVE_INFINITY, sum = 0;
-                for (int t = 0; t < nKv; t++) {
-                    for (int i = 0; i < headDim; i++) sc[t] += (double) q[h * headDim + i] * k[t * kvStride + g * headDim + i];
-                    sc[t] *= scale;
-                    if (softcap > 0) sc[t] = softcap * Math.tanh(sc[t] / softcap);
-                    max = Math.max(max, sc[t]);
-                }
-                if (sinks != null) {
-                    max = Math.max(max, sinks[h]);
-                    sum = Math.exp(sinks[h] - max);
-                }
-                for (int t = 0; t < nKv; t++) sum += sc[t] = Math.exp(sc[t] - max);
-                for (int t = 0; t < nKv; t++)
-                    for (int i = 0; i < headDim; i++) exp[h * headDim + i] += sc[t] / sum * v[t * kvStride + g * headDim + i];
-            }
+            double[] exp = TestWeights.attention(q, 0, k, v, heads, kvHeads, headDim, kvStride, 0, nKv, scale, softcap, sinks);
             try (GpuBuffer qb = upload(q); GpuBuffer kb = upload(k); GpuBuffer vb = upload(v); GpuBuffer out = gpu.allocate(4L * heads * headDim);
                  GpuBuffer sb = sinks == null ? null : upload(sinks)) {
                 gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale, softcap, sb);

@@ -152,23 +152,9 @@ abstract class GpuPrefillContract {
                 double[] exp = new double[q.length];
                 for (int t = 0; t < tokens; t++) {
                     int pos = nKv - tokens + t, lo = window > 0 ? Math.max(0, pos - window + 1) : 0;
-                    for (int h = 0; h < heads; h++) {
-                        int g = h / (heads / kvHeads), qo = (t * heads + h) * headDim;
-                        double[] sc = new double[pos + 1 - lo];
-                        double max = sk != null ? sk[h] : Double.NEGATIVE_INFINITY, sum = 0;
-                        for (int p = lo; p <= pos; p++) {
-                            double d = 0;
-                            for (int i = 0; i < headDim; i++) d += (double) q[qo + i] * k[p * kvStride + g * headDim + i];
-                            d *= scale;
-                            if (softcap > 0) d = softcap * Math.tanh(d / softcap);
-                            sc[p - lo] = d;
-                            max = Math.max(max, d);
-                        }
-                        if (sk != null) sum = Math.exp(sk[h] - max);
-                        for (int j = 0; j < sc.length; j++) sum += sc[j] = Math.exp(sc[j] - max);
-                        for (int j = 0; j < sc.length; j++)
-                            for (int i = 0; i < headDim; i++) exp[qo + i] += sc[j] / sum * v[(lo + j) * kvStride + g * headDim + i];
-                    }
+                    double[] row = TestWeights.attention(q, t * heads * headDim, k, v, heads, kvHeads, headDim, kvStride, lo, pos + 1 - lo, scale,
+                            softcap, sk);
+                    System.arraycopy(row, 0, exp, t * heads * headDim, row.length);
                 }
                 try (kb; vb; GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer out = gpu.allocate(4L * q.length);
                      GpuBuffer sb = sk == null ? null : gpu.uploadFloats(s, sk)) {
@@ -231,20 +217,7 @@ abstract class GpuPrefillContract {
             for (int i = 0; i < q.length; i++) q[i] *= 3;
             float[] k = TestWeights.floats(rnd, nKv * kvStride, 0f), v = TestWeights.floats(rnd, nKv * kvStride, 0f);
             GpuBuffer kb = cache(k, GGMLType.F16), vb = cache(v, GGMLType.F16);
-            float[] kh = halves(k), vh = halves(v);
-            double[] exp = new double[heads * headDim];
-            for (int h = 0; h < heads; h++) {
-                int g = h / (heads / kvHeads);
-                double[] sc = new double[nKv];
-                double max = Double.NEGATIVE_INFINITY, sum = 0;
-                for (int t = 0; t < nKv; t++) {
-                    for (int i = 0; i < headDim; i++) sc[t] += (double) q[h * headDim + i] * kh[t * kvStride + g * headDim + i];
-                    max = Math.max(max, sc[t] *= scale);
-                }
-                for (int t = 0; t < nKv; t++) sum += sc[t] = Math.exp(sc[t] - max);
-                for (int t = 0; t < nKv; t++)
-                    for (int i = 0; i < headDim; i++) exp[h * headDim + i] += sc[t] / sum * vh[t * kvStride + g * headDim + i];
-            }
+            double[] exp = TestWeights.attention(q, 0, halves(k), halves(v), heads, kvHeads, headDim, kvStride, 0, nKv, scale, 0f, null);
             try (kb; vb; GpuBuffer qb = gpu.uploadFloats(s, q); GpuBuffer out = gpu.allocate(4L * heads * headDim)) {
                 gpu.attention(s, qb, kb, vb, out, heads, kvHeads, headDim, kvStride, nKv, scale, 0f, null, GGMLType.F16);
                 assertClose(gpu.downloadFloats(s, out, 0, heads * headDim), exp, null, 1e-4, "F16 cache, nKv " + nKv);

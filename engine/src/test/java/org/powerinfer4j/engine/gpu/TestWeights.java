@@ -87,4 +87,33 @@ final class TestWeights {
         for (int i = 0; i < n; i++) v[i] = rnd.nextFloat() < zeroFraction ? 0f : rnd.nextFloat() * 2 - 1;
         return v;
     }
+
+    /**
+     * Float64 attention of one query (heads·headDim floats of {@code q} from {@code qOff}) over cache positions
+     * {@code [lo, lo + n)} (position t, KV head g at t·kvStride + g·headDim of k and v): per head
+     * softmax(cap(q·k·scale)) · v, cap(s) = softcap·tanh(s / softcap) when softcap &gt; 0, with head h's sink logit
+     * (nullable) in the denominator.
+     */
+    static double[] attention(float[] q, int qOff, float[] k, float[] v, int heads, int kvHeads, int headDim, int kvStride, int lo, int n,
+                              float scale, float softcap, float[] sinks) {
+        double[] out = new double[heads * headDim];
+        for (int h = 0; h < heads; h++) {
+            int g = h / (heads / kvHeads);
+            double[] sc = new double[n];
+            double max = sinks != null ? sinks[h] : Double.NEGATIVE_INFINITY, sum = 0;
+            for (int j = 0; j < n; j++) {
+                double d = 0;
+                for (int i = 0; i < headDim; i++) d += (double) q[qOff + h * headDim + i] * k[(lo + j) * kvStride + g * headDim + i];
+                d *= scale;
+                if (softcap > 0) d = softcap * Math.tanh(d / softcap);
+                sc[j] = d;
+                max = Math.max(max, d);
+            }
+            if (sinks != null) sum = Math.exp(sinks[h] - max);
+            for (int j = 0; j < n; j++) sum += sc[j] = Math.exp(sc[j] - max);
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < headDim; i++) out[h * headDim + i] += sc[j] / sum * v[(lo + j) * kvStride + g * headDim + i];
+        }
+        return out;
+    }
 }

@@ -119,20 +119,7 @@ class HotNeuronSolverPropertiesTest {
     }
 
     private static long tiled(Instance in, long cap, int tile, int layer) {
-        if (layer == in.counts.length) return 0;
-        long[] c = in.counts[layer];
-        int[] o = HotNeuronSolver.sortedByCount(c);
-        long best = Long.MIN_VALUE;
-        long prefix = 0;
-        for (int k = 0; ; ) {
-            long cost = k * in.bytes[layer];
-            if (cost <= cap) best = Math.max(best, prefix + tiled(in, cap - cost, tile, layer + 1));
-            if (k == c.length) break;
-            int next = Math.min(c.length, k + tile);
-            for (int j = k; j < next; j++) prefix += c[o[j]];
-            k = next;
-        }
-        return best;
+        return tiled(in, new long[in.counts.length], cap, tile, layer);
     }
 
     /** Setup bytes per layer for an instance (a routed expert's own predictor: charged only if it gets hot neurons). */
