@@ -378,30 +378,30 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     @Override
     public boolean forward(InferenceState s, int batch, int startPos) {
         if (failed || attentionOnly) return false;
-        if (s.sequenceBatch()) return runSequences(s, batch);
+        if (s.sequenceBatch()) return runSequences(s, batch, 0, layers.length);
         return run(s, batch, startPos, 0, layers.length, true);
     }
 
-    /** Rows of sequence batches the device layers have run (decode steps of several sessions in one pass). */
+    /** Rows of sequence batches the device layers have run (decode steps of several sessions in one pass; attention blocks count per layer). */
     public long sequenceRowsRun() {
         return sequenceRows.get();
     }
 
-    /** Whole device layers take decode steps of several sessions in one pass ({@link #runSequences}); attention blocks do not. */
+    /** Device layers (whole, or the hybrid placement's attention blocks) take decode steps of several sessions in one pass ({@link #runSequences}). */
     @Override
     public boolean supportsSequenceBatches() {
-        return !attentionOnly;
+        return true;
     }
 
     /**
-     * A sequence batch's {@code count} rows through every device layer: the first row's session buffers carry the
+     * A sequence batch's {@code count} rows through device layers {@code [from, to)}: the first row's session buffers carry the
      * pass (in pieces of up to {@link #batch} rows), so each product reads its weights once for all rows; each row's
      * keys and values go into its own session's device cache and, as always, its CPU cache. With per-token products
      * (exact decode batching) each row runs the one-token path, giving it exactly its step alone. A row whose
      * session has no usable device state sends the whole pass to the CPU (false); so does a failure, with the
      * residuals restored.
      */
-    private boolean runSequences(InferenceState s, int count) {
+    private boolean runSequences(InferenceState s, int count, int from, int to) {
         DeviceState[] rows = new DeviceState[count];
         for (int b = 0; b < count; b++) {
             rows[b] = s.sequenceState(b).offloadState(this::newSession);
@@ -421,7 +421,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 MemorySegment hx = d.hostX.asSlice(0, 4L * n * dim);
                 MemorySegment.copy(x, b0 * dim, hx, F32, 0, n * dim);
                 gpu.upload(d.stream, hx, d.buf(Buf.X), 0);
-                for (int i = 0; i < layers.length; i++) {
+                for (int i = from; i < to; i++) {
                     GpuBuffer[] kc = new GpuBuffer[n], vc = new GpuBuffer[n];
                     for (int t = 0; t < n; t++) {
                         kc[t] = rows[b0 + t].kCache[i];
@@ -434,7 +434,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 gpu.download(d.stream, d.buf(Buf.X), 0, hx);
                 gpu.synchronize(d.stream);
                 MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
-                for (int i = 0; i < layers.length; i++) {
+                for (int i = from; i < to; i++) {
                     long k = d.stagedKeys(i), v = k + batch * kv;
                     for (int t = 0; t < n; t++) {
                         float[] kt = d.hostKv.asSlice(k + t * kv, kv).toArray(F32), vt = d.hostKv.asSlice(v + t * kv, kv).toArray(F32);
@@ -454,6 +454,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     @Override
     public boolean attention(InferenceState s, int layer, int batch, int startPos) {
         if (failed || layer >= slot.length || slot[layer] < 0 || !attentionOnly) return false;
+        if (s.sequenceBatch()) return runSequences(s, batch, slot[layer], slot[layer] + 1);
         return run(s, batch, startPos, slot[layer], slot[layer] + 1, false);
     }
 

@@ -252,7 +252,37 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     @Override
     public void compute(WorkerPool pool, int layer, LayerWeights w, InferenceState s, int batch) {
         if (units.ofExperts()) throw new IllegalStateException("this hybrid FFN places experts: run it through experts()");
-        computeUnit(pool, layer, w, s.ffnInput(), s.residual(), s.ffnOutput(), s.ffnGate(), s.ffnUp(), batch);
+        computeRows(pool, layer, w, s.ffnInput(), s.residual(), s.ffnOutput(), s.ffnGate(), s.ffnUp(), batch, s.perTokenProducts());
+    }
+
+    /**
+     * Decode steps of several sessions in one pass: an FFN row depends on nothing but its own input, so a sequence
+     * batch's rows run as a prompt batch's do, in pieces the device workspace holds ({@link #computeRows}).
+     */
+    @Override
+    public boolean supportsSequenceBatches() {
+        return true;
+    }
+
+    /**
+     * Unit {@code unit} over {@code batch} rows in pieces of at most {@link #maxBatch} (the device workspace's rows),
+     * or one row at a time with {@code perToken} (exact decode batching: each row gets exactly its step alone).
+     */
+    private void computeRows(WorkerPool pool, int unit, LayerWeights w, float[] x, float[] residual, float[] out, float[] gate, float[] up,
+                             int batch, boolean perToken) {
+        int step = perToken ? 1 : maxBatch;
+        if (batch <= step) {
+            computeUnit(pool, unit, w, x, residual, out, gate, up, batch);
+            return;
+        }
+        float[] px = new float[step * dim], pr = new float[step * dim], po = new float[step * dim];
+        for (int b0 = 0; b0 < batch; b0 += step) {
+            int n = Math.min(step, batch - b0);
+            System.arraycopy(x, b0 * dim, px, 0, n * dim);
+            System.arraycopy(residual, b0 * dim, pr, 0, n * dim);
+            computeUnit(pool, unit, w, px, pr, po, gate, up, n);
+            System.arraycopy(po, 0, out, b0 * dim, n * dim);
+        }
     }
 
     /**
@@ -269,14 +299,14 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
 
             @Override
             public boolean supportsSequenceBatches() {
-                return false;   // as a dense hybrid layer: one device workspace, prompt batches only
+                return true;   // an expert's rows from several sessions run as a prompt's do (computeRows)
             }
 
             @Override
             public void compute(WorkerPool pool, FfnActivation activation, int layer, int e, LayerWeights w, float[] x, float[] residual, int[] tokens,
                                 int n, float[] hb, float[] hb2, float[] y, Object scratch, InferenceState seq) {
                 int u = units.unit(layer, e);
-                computeUnit(pool, u, units.weights(u), x, residual, y, hb, hb2, n);
+                computeRows(pool, u, units.weights(u), x, residual, y, hb, hb2, n, seq != null && seq.perTokenProducts());
             }
         };
     }

@@ -273,6 +273,31 @@ class SequenceBatchTest {
         }
     }
 
+    /**
+     * PowerInfer's hybrid placement: the attention blocks on the device, each FFN's hot neurons there and its cold
+     * ones on the CPU. Decode steps of several sessions share one pass: attention per row over its own session's
+     * device cache, the FFN's rows as a prompt's (in pieces of the device workspace's -b rows); exact batching runs
+     * each row alone through both, bit-identical to its step alone.
+     */
+    @ParameterizedTest(name = "exact {0}")
+    @ValueSource(booleans = {true, false})
+    void theHybridPlacementTakesDecodeStepsOfSeveralSessions(boolean exact) throws Exception {
+        Path p = TestData.file("sparse/stories260K-relu.powerinfer.gguf");
+        ModelOptions o = ModelOptions.defaults().withThreads(2).withContextLength(64).withBatchSize(4).withBatchSequences(true)
+                .withDecodeBatching(exact ? DecodeBatching.EXACT : DecodeBatching.FAST)
+                .withSparseMode(org.powerinfer4j.engine.sparse.SparseMode.PREDICT)
+                .withGpu(org.powerinfer4j.engine.backend.GpuOptions.budget(org.powerinfer4j.engine.backend.GpuMode.SIMULATED, 1_610_000));
+        try (Model batched = Model.open(p, o); Model alone = Model.open(p, o.withBatchSequences(false))) {
+            var placement = batched.hybridFeedForward().placement();
+            assertThat(placement.totalHot()).as("some neurons hot, some cold").isPositive().isLessThan(placement.totalNeurons());
+            assertThat(batched.gpuLayers()).as("attention blocks on the device").isNotNull();
+            assertThat(batched.transformer().supportsSequenceBatches()).isTrue();
+            assertBatchedEqualsAlone(batched, alone, exact);
+            assertThat(batched.gpuLayers().sequenceRowsRun()).as("rows the attention blocks ran in sequence batches").isPositive();
+            assertThat(batched.gpuLayers().failed()).isFalse();
+        }
+    }
+
     @Test
     void aBadStepFailsAloneNotTheStreamsItRodeWith() throws Exception {
         Path p = TestData.file("models/quantized/stories260K-q4_0.gguf");
