@@ -2,7 +2,7 @@
 # GPU check of PowerInfer4j's CUDA side: the driver/cuBLAS bindings, the PTX kernels and CudaBackend, i.e. every
 # JUnit test tagged "gpu" (they skip on machines without CUDA, so CI never runs them).
 #
-#   cuda-kernels/gpu-check.sh bundle   on a build machine (JDK 25 + Maven): compile, then pack cuda-kernels/gpu-bundle/
+#   cuda-kernels/gpu-check.sh bundle   on a build machine (JDK 25 + Maven): compile, then pack cuda-kernels/gpu-bundle/ (under 64 MiB: runtime and test data gzipped)
 #                                      (a jlink'd JDK 25 runtime, the classes, the test classes and test libraries; git
 #                                      ignores it) for a GPU machine that has no JDK, Maven or network.
 #   cuda-kernels/gpu-check.sh [run]    on the GPU machine: run the gpu-tagged tests (TAGS=all runs every test of the
@@ -53,7 +53,7 @@ bundle() {
              reference/stories260K-q4_0.llamacpp.json vocab/ggml-vocab-llama-spm.gguf \
              models/quantized/stories260K-q8_0.gguf models/quantized/stories260K-f16.gguf reference/stories260K-q8_0.llamacpp.json \
              reference/stories260K-f16.llamacpp.json models/quantized/rand-k-q4_k.gguf models/quantized/rand-k-q5_k.gguf \
-             models/quantized/rand-k-q6_k.gguf archs/mixtral.gguf \
+             models/quantized/rand-k-q6_k.gguf models/quantized/rand-k-q4_k_m.gguf archs/mixtral.gguf archs/qwen3-q8_0.gguf \
              sparse/stories260K-relu.powerinfer.gguf sparse/reference.json sparse/activation_counts.json; do
         mkdir -p "$bundle/testdata/$(dirname "$f")" && cp "$td/$f" "$bundle/testdata/$f"
     done
@@ -62,9 +62,16 @@ bundle() {
     # biases, learned positions, ReLU. run() passes the list as -Dpowerinfer4j.archs.
     mkdir -p "$bundle/testdata/archs"
     for a in $GPU_CHECK_ARCHS; do cp "$td/archs/$a.gguf" "$td/archs/$a.ref.json" "$bundle/testdata/archs/"; done
-    jlink --add-modules java.base,java.logging,java.management,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
+    # jdk.management: SessionMemory reads the OS's memory figures through com.sun.management
+    jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.incubator.vector,jdk.unsupported,jdk.zipfs \
         --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$bundle/jre"
-    echo "gpu-check: bundle ready in $bundle ($(du -sh "$bundle" | cut -f1)); carry cuda-kernels/gpu-bundle"
+    # the device tool carries at most 64 MiB: the runtime and the test data travel gzipped (about 46 MB instead of
+    # 72) and run() unpacks them on the GPU machine
+    tar -C "$bundle" -czf "$bundle/jre.tar.gz" jre && rm -rf "$bundle/jre"
+    tar -C "$bundle" -czf "$bundle/testdata.tar.gz" testdata && rm -rf "$bundle/testdata"
+    local size; size="$(du -sb "$bundle" | cut -f1)"
+    if (( size > 64 * 1024 * 1024 )); then echo "gpu-check: the bundle is $size bytes, over the device tool's 64 MiB carry limit" >&2; exit 1; fi
+    echo "gpu-check: bundle ready in $bundle ($size bytes); carry cuda-kernels/gpu-bundle"
 }
 
 run() {
@@ -84,20 +91,27 @@ run() {
     fi
     local sanitize=()
     if [[ "${SANITIZE:-0}" == 1 ]]; then sanitize=(compute-sanitizer --tool memcheck --leak-check full --target-processes all); fi
+    # a packed bundle (jre.tar.gz, testdata.tar.gz) is unpacked beside its libraries first
+    local home="$bundle"
+    if [[ -f "$bundle/jre.tar.gz" ]]; then
+        home="${TMPDIR:-/tmp}/pi4j-gpu-bundle"
+        rm -rf "$home" && mkdir -p "$home"
+        tar -C "$home" -xzf "$bundle/jre.tar.gz" && tar -C "$home" -xzf "$bundle/testdata.tar.gz" && ln -s "$bundle/lib" "$home/lib"
+    fi
     set +e
-    if [[ -x "$bundle/jre/bin/java" ]]; then
+    if [[ -x "$home/jre/bin/java" ]]; then
         echo "gpu-check: bundled runtime, tags '$tags', cuBLAS ${POWERINFER4J_CUBLAS:-(default search)}" | tee "$out/gpu-tests.txt"
-        "${sanitize[@]}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx4g \
-            -Dpowerinfer4j.testdata="$bundle/testdata" -Dpowerinfer4j.archs="${GPU_CHECK_ARCHS// /,}" -cp "$bundle/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
+        "${sanitize[@]}" "$home/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx4g \
+            -Dpowerinfer4j.testdata="$home/testdata" -Dpowerinfer4j.archs="${GPU_CHECK_ARCHS// /,}" -cp "$home/lib/*" GpuCheck "$tags" 2>&1 | tee -a "$out/gpu-tests.txt"
         status=${PIPESTATUS[0]}
         if [[ "${BENCH:-1}" == 1 && $status -ne 3 ]]; then
             # decode speed: CPU dense / predict / hybrid at 100-50-25% of the FFN / all layers on the GPU (GpuBenchmark)
-            timeout "${BENCH_TIMEOUT:-300}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
-                -Xmx24g -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" org.powerinfer4j.engine.backend.GpuBenchmark \
+            timeout "${BENCH_TIMEOUT:-300}" "$home/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+                -Xmx24g -Dpowerinfer4j.testdata="$home/testdata" -cp "$home/lib/*" org.powerinfer4j.engine.backend.GpuBenchmark \
                 "$out" "${BENCH_MODELS:-/tmp/pi4j-models}" 2>&1 | tee "$out/gpu-bench.log" || echo "gpu-check: benchmark did not finish" | tee -a "$out/gpu-bench.log"
             # prefill: matMul GEMM rates (F16 = the cuBLAS peak), pp512 of a 1.1B shape at -ngl 23 against the CPU
-            timeout "${PREFILL_TIMEOUT:-240}" "$bundle/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
-                -Xmx24g -Dpowerinfer4j.testdata="$bundle/testdata" -cp "$bundle/lib/*" org.powerinfer4j.engine.backend.GpuPrefillBenchmark \
+            timeout "${PREFILL_TIMEOUT:-240}" "$home/jre/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+                -Xmx24g -Dpowerinfer4j.testdata="$home/testdata" -cp "$home/lib/*" org.powerinfer4j.engine.backend.GpuPrefillBenchmark \
                 "$out" "${BENCH_MODELS:-/tmp/pi4j-models}" 2>&1 | tee "$out/gpu-prefill.log" || echo "gpu-check: prefill benchmark did not finish" | tee -a "$out/gpu-prefill.log"
         fi
     elif command -v mvn >/dev/null 2>&1; then

@@ -14,7 +14,8 @@ import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
- * Runs the GPU-related JUnit tests of PowerInfer4j (packages org.powerinfer4j.bindings, org.powerinfer4j.engine.gpu and org.powerinfer4j.engine.backend)
+ * Runs the GPU-related JUnit tests of PowerInfer4j (packages org.powerinfer4j.bindings, org.powerinfer4j.engine.gpu and org.powerinfer4j.engine.backend,
+ * ArchitectureOnDeviceTest, and SequenceBatchTest's device passes)
  * without Maven, for machines that have a GPU but no build tools (see gpu-check.sh). Argument: a tag expression
  * ("gpu" for the GPU tests only) or "all". Prints one line per test and a summary; exit status 0 when tests ran and
  * none failed, 1 on failures, 3 when every test was skipped.
@@ -24,7 +25,8 @@ public final class GpuCheck {
         String tags = args.length > 0 ? args[0] : "gpu";
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
                 .selectors(selectPackage("org.powerinfer4j.bindings"), selectPackage("org.powerinfer4j.engine.gpu"),
-                        selectPackage("org.powerinfer4j.engine.backend"), selectClass("org.powerinfer4j.engine.model.ArchitectureOnDeviceTest"));
+                        selectPackage("org.powerinfer4j.engine.backend"), selectClass("org.powerinfer4j.engine.model.ArchitectureOnDeviceTest"),
+                        selectClass("org.powerinfer4j.engine.api.SequenceBatchTest"));
         if (!tags.equals("all")) b.filters(TagFilter.includeTags(tags));
         LauncherDiscoveryRequest request = b.build();
         PrintWriter out = new PrintWriter(System.out, true);

@@ -74,8 +74,14 @@ public final class SessionMemory {
      * the total the JVM sees (a container's limit); elsewhere the JVM's free physical memory.
      */
     static long availableNativeBytes() {
-        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-        long total = os.getTotalMemorySize();
+        long total = Long.MAX_VALUE, free = Long.MAX_VALUE;
+        try {
+            var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            total = os.getTotalMemorySize();
+            free = os.getFreeMemorySize();
+        } catch (LinkageError | ClassCastException e) {
+            // a runtime without jdk.management (a jlink'd JRE): /proc alone, else no limit we can see
+        }
         try {
             for (String line : Files.readAllLines(Path.of("/proc/meminfo")))
                 if (line.startsWith("MemAvailable:"))
@@ -83,7 +89,7 @@ public final class SessionMemory {
         } catch (IOException | RuntimeException e) {
             // not Linux (or /proc unreadable): the JVM's own figure
         }
-        return os.getFreeMemorySize();
+        return free;
     }
 
     private static String gib(long bytes) {
