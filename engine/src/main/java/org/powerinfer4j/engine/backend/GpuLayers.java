@@ -407,8 +407,8 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             rows[b] = s.sequenceState(b).offloadState(this::newSession);
             if (!rows[b].usable) return false;
         }
-        int dim = c.dim(), kvDim = c.kvDim();
-        long kv = 4L * kvDim;
+        int dim = c.dim();
+        long kv = 4L * c.kvDim();
         float[] x = s.residual();
         float[] saved = java.util.Arrays.copyOf(x, count * dim);
         for (DeviceState r : rows) r.lastOk = false;   // the head reads a session's own last forward, which this is not
@@ -434,13 +434,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 gpu.download(d.stream, d.buf(Buf.X), 0, hx);
                 gpu.synchronize(d.stream);
                 MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
-                for (int i = from; i < to; i++) {
-                    long k = d.stagedKeys(i), v = k + batch * kv;
-                    for (int t = 0; t < n; t++) {
-                        float[] kt = d.hostKv.asSlice(k + t * kv, kv).toArray(F32), vt = d.hostKv.asSlice(v + t * kv, kv).toArray(F32);
-                        s.kvOf(b0 + t).store(layers[i].index, pos[t], kt, 0, vt, 0);
-                    }
-                }
+                storeStaged(d, s, from, to, b0, n, t -> pos[t]);
             }
             sequenceRows.addAndGet(count);
             return true;
@@ -465,7 +459,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
     private boolean run(InferenceState s, int count, int startPos, int from, int to, boolean whole) {
         DeviceState d = s.offloadState(this::newSession);
         if (!d.usable) return false;
-        int dim = c.dim(), kvDim = c.kvDim();
+        int dim = c.dim();
         float[] x = s.residual();
         float[] saved = java.util.Arrays.copyOf(x, count * dim);   // the CPU redoes the chunk from here on failure
         if (whole) d.lastOk = false;
@@ -479,14 +473,7 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
                 gpu.download(d.stream, d.buf(Buf.X), 0, hx);
                 gpu.synchronize(d.stream);
                 MemorySegment.copy(hx, F32, 0, x, b0 * dim, n * dim);
-                for (int i = from; i < to; i++) {
-                    long k = d.stagedKeys(i), v = k + 4L * batch * kvDim;
-                    for (int t = 0; t < n; t++) {
-                        float[] kt = d.hostKv.asSlice(k + 4L * t * kvDim, 4L * kvDim).toArray(F32);
-                        float[] vt = d.hostKv.asSlice(v + 4L * t * kvDim, 4L * kvDim).toArray(F32);
-                        s.kv().store(layers[i].index, pos0 + t, kt, 0, vt, 0);
-                    }
-                }
+                storeStaged(d, s, from, to, b0, n, t -> pos0 + t);
                 d.lastRow = n - 1;
             }
             if (whole) d.lastOk = true;
@@ -495,6 +482,21 @@ public final class GpuLayers implements LayerOffload, AutoCloseable {
             System.arraycopy(saved, 0, x, 0, saved.length);
             fail(e);
             return false;
+        }
+    }
+
+    /**
+     * The keys and values layers {@code [from, to)} staged for a piece of {@code n} rows into the CPU caches: piece
+     * row t is row {@code b0 + t} of {@code s}, at position {@code pos(t)} of its cache.
+     */
+    private void storeStaged(DeviceState d, InferenceState s, int from, int to, int b0, int n, java.util.function.IntUnaryOperator pos) {
+        long kv = 4L * c.kvDim();
+        for (int i = from; i < to; i++) {
+            long k = d.stagedKeys(i), v = k + batch * kv;
+            for (int t = 0; t < n; t++) {
+                float[] kt = d.hostKv.asSlice(k + t * kv, kv).toArray(F32), vt = d.hostKv.asSlice(v + t * kv, kv).toArray(F32);
+                s.kvOf(b0 + t).store(layers[i].index, pos.applyAsInt(t), kt, 0, vt, 0);
+            }
         }
     }
 
