@@ -182,3 +182,15 @@ extern "C" __global__ void add_rows_f32(float* y, const float* __restrict__ b, i
     const long long total = (long long)n * rows;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) y[i] += b[i % n];
 }
+
+/** h[t*k + j] = 0 where neuron rowmap[j] (j when rowmap is null) of token t is inactive in mask (byte t*ff + neuron):
+ *  the predictor's decision on hot rows a batch computed densely (they then equal the row-sparse product's). */
+extern "C" __global__ void mask_rows_f32(float* h, const unsigned char* __restrict__ mask, const int* __restrict__ rowmap, int k, int tokens,
+                                         int ff) {
+    const long long total = (long long)k * tokens;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const long long t = i / k;
+        const int j = (int)(i - t * k), neuron = rowmap != nullptr ? rowmap[j] : j;
+        if (mask[t * ff + neuron] == 0) h[i] = 0.0f;
+    }
+}

@@ -41,7 +41,9 @@ import org.powerinfer4j.engine.tensor.Tensor;
  *   <li>copy x (normed FFN input) and the predictor input (residual) to the device — {@code batch·n_embd} floats each;</li>
  *   <li>predictor → mask (one byte per neuron); mask copied back ({@code batch·n_ff} bytes), event "mask";</li>
  *   <li>per token: row-sparse gate and up over the hot rows (the row map sends compact row j to neuron hot[j], so
- *       the mask decides), activation, sparse axpy of down_t → partial output;</li>
+ *       the mask decides), activation, sparse axpy of down_t → partial output; from
+ *       {@link GpuBackend#hybridDenseFrom()} tokens the predictor and the hot rows run as GEMMs over the whole batch
+ *       and the mask zeroes the left-out rows' activations instead ({@link HybridDevicePass});</li>
  *   <li>partial output copied back ({@code batch·n_embd} floats), event "done".</li>
  * </ol>
  * Meanwhile the CPU takes the cold part of the mask ({@link ColdMaskSource}), computes the cold predicted-active
@@ -70,6 +72,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
     private final Consumer<String> warn;
     private final HybridUnits units;             // what the per-"layer" arrays index: layers, or a MoE model's experts
     private final int layers, dim, ffMax, hMax, maxBatch;
+    private final int denseFrom;                  // tokens from which a call's device half runs as GEMMs
     private final HybridPlacement requested;
     private final DeviceFootprint footprint;
     private HybridPlacement placement;            // after load-time fallbacks
@@ -128,6 +131,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         this.layers = lw.length;
         this.dim = lw[0].ffnUp().rowLength();
         this.maxBatch = Math.max(1, maxBatch);
+        this.denseFrom = GpuBackend.hybridDenseFrom();
         this.requested = placement;
         this.footprint = gpu == null ? DeviceFootprint.EMPTY
                 : DeviceFootprint.hybridFfn(lw, units.ofExperts() ? units.labels() : null, placement.hotCounts(), this.maxBatch);
@@ -157,9 +161,9 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         for (int l = 0; l < layers; l++) kMax = Math.max(kMax, placement.hotCount(l));
         try {
             stream = gpu.createStream();
-            ws = new HybridWorkspace(gpu, dim, ffMax, kMax, hMax, maxBatch);
+            ws = new HybridWorkspace(gpu, dim, ffMax, kMax, hMax, maxBatch, denseFrom);
         } catch (RuntimeException e) {
-            note("device workspace (" + human(HybridWorkspace.bytes(dim, ffMax, kMax, hMax, maxBatch)) + ") could not be allocated: "
+            note("device workspace (" + human(HybridWorkspace.bytes(dim, ffMax, kMax, hMax, maxBatch, denseFrom)) + ") could not be allocated: "
                     + e.getMessage() + "; all FFN neurons on the CPU");
             closeDevice();
             placement = allCold("device workspace unavailable");
@@ -345,7 +349,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
                         HybridLayer g) {
         int ff = w.ffnUp().rows(), k = g.hot.length;
         long t0 = System.nanoTime();
-        boolean gpuPredictor = g.fc1 != null;
+        boolean gpuPredictor = g.fc1 != null, dense = batch >= denseFrom;
         // the device's busy time comes from timing events around its work (no thread waits on it: the CPU is busy)
         GpuEvent started = ws.started, done = ws.done, maskReady = ws.maskReady;
         gpu.record(started, stream);
@@ -355,10 +359,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
         if (gpuPredictor) {
             MemorySegment.copy(res, 0, ws.hR, F32, 0, batch * dim);
             gpu.upload(stream, ws.hR.asSlice(0, 4L * batch * dim), ws.residual, 0);
-            int hidden = g.fc1.rows();
-            for (int b = 0; b < batch; b++)
-                gpu.predictor(stream, g.fc1, g.fc2, ws.residual.floats((long) b * dim, dim), ws.hidden.floats(0, hidden), ws.logits.floats(0, ff),
-                        threshold, ws.mask.slice((long) b * ff, ff), null);
+            HybridDevicePass.predictor(gpu, stream, ws, g, dim, ff, threshold, batch, dense);
             gpu.download(stream, ws.mask, 0, ws.hMask.asSlice(0, (long) batch * ff));
             if (coldMask == ColdMaskSource.GPU_EVENT) gpu.record(maskReady, stream);
         } else {
@@ -368,23 +369,8 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
             gpu.upload(stream, ws.hMask.asSlice(0, (long) batch * ff), ws.mask, 0);
         }
 
-        // hot neurons, token by token (the device operators take one vector)
-        GpuBuffer gateOut = ws.gate.floats(0, k), upOut = ws.up.floats(0, k), h = ws.h.floats(0, k);
-        for (int b = 0; b < batch; b++) {
-            GpuBuffer xb = ws.x.floats((long) b * dim, dim), mb = ws.mask.slice((long) b * ff, ff);
-            if (g.gate != null) {
-                gpu.rowSparseMatVec(stream, g.gate, xb, mb, g.rowMap, gateOut);
-                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, upOut);
-                if (g.gateBias != null) gpu.maskedAdd(stream, gateOut, g.gateBias, mb, g.rowMap, k);
-                if (g.upBias != null) gpu.maskedAdd(stream, upOut, g.upBias, mb, g.rowMap, k);
-                gpu.activation(stream, gpuActivation, gateOut, upOut, h, k);
-            } else {
-                gpu.rowSparseMatVec(stream, g.up, xb, mb, g.rowMap, gateOut);
-                if (g.upBias != null) gpu.maskedAdd(stream, gateOut, g.upBias, mb, g.rowMap, k);
-                gpu.activation(stream, GpuActivation.RELU, gateOut, null, h, k);
-            }
-            gpu.sparseAxpy(stream, g.down, h, ws.y.floats((long) b * dim, dim), false);
-        }
+        // hot neurons: token by token, or the batch as GEMMs (HybridDevicePass)
+        HybridDevicePass.hotRows(gpu, stream, ws, g, gpuActivation, dim, ff, batch, dense);
         gpu.download(stream, ws.y, 0, ws.hY.asSlice(0, 4L * batch * dim));
         gpu.record(done, stream);
         long issued = System.nanoTime();

@@ -3,6 +3,7 @@ package org.powerinfer4j.engine.backend;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.powerinfer4j.engine.gpu.GpuBackend;
 import org.powerinfer4j.engine.model.LayerWeights;
 import org.powerinfer4j.engine.model.ModelWeights;
 import org.powerinfer4j.engine.placement.DeviceFootprint;
@@ -124,7 +125,8 @@ public final class HybridPlacement {
             }
         }
         // every hot scratch as large as a whole layer: the solver may make any layer entirely hot
-        long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch) + streamScratch(dim);
+        int denseFrom = GpuBackend.hybridDenseFrom();
+        long ws = HybridWorkspace.bytes(dim, ffMax, ffMax, hMax, maxBatch, denseFrom) + DeviceFootprint.hybridStreamScratch(layers, ff, maxBatch, denseFrom);
         GpuFootprint fp = GpuFootprint.synthetic(fixed, ws, neuron, overhead, ff);
         return labels == null ? fp : fp.withUnitLabels(labels).withUnitSetup(setup);
     }

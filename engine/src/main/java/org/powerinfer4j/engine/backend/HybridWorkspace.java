@@ -21,25 +21,27 @@ final class HybridWorkspace implements AutoCloseable {
     GpuEvent started, done, maskReady;
 
     /** Device workspace bytes for {@code batch} tokens, padded per allocation as the device pads them. */
-    static long bytes(int dim, int ffMax, int kMax, int hMax, int batch) {
+    static long bytes(int dim, int ffMax, int kMax, int hMax, int batch, int denseFrom) {
         long b = 0;
-        for (DeviceFootprint.Alloc a : DeviceFootprint.hybridWorkspace(dim, ffMax, Math.max(1, kMax), hMax, batch)) b += a.padded();
+        for (DeviceFootprint.Alloc a : DeviceFootprint.hybridWorkspace(dim, ffMax, Math.max(1, kMax), hMax, batch, denseFrom)) b += a.padded();
         return b;
     }
 
-    HybridWorkspace(GpuBackend gpu, int dim, int ffMax, int kMax, int hMax, int batch) {
+    /** For calls of up to {@code batch} tokens; from {@code denseFrom} tokens the per-neuron buffers hold every token's. */
+    HybridWorkspace(GpuBackend gpu, int dim, int ffMax, int kMax, int hMax, int batch, int denseFrom) {
+        long perToken = batch >= denseFrom ? batch : 1;   // a dense call's predictor and hot-row values, batch × n
         try {
             started = event(gpu, true);
             done = event(gpu, true);
             maskReady = event(gpu, false);
             x = alloc(gpu, 4L * batch * dim);
             residual = alloc(gpu, 4L * batch * dim);
-            hidden = alloc(gpu, 4L * hMax);
-            logits = alloc(gpu, 4L * ffMax);
+            hidden = alloc(gpu, 4L * hMax * perToken);
+            logits = alloc(gpu, 4L * ffMax * perToken);
             mask = alloc(gpu, (long) batch * ffMax);
-            gate = alloc(gpu, 4L * kMax);
-            up = alloc(gpu, 4L * kMax);
-            h = alloc(gpu, 4L * kMax);
+            gate = alloc(gpu, 4L * kMax * perToken);
+            up = alloc(gpu, 4L * kMax * perToken);
+            h = alloc(gpu, 4L * kMax * perToken);
             y = alloc(gpu, 4L * batch * dim);
             long vec = 4L * batch * dim;
             host = HostStaging.allocate(gpu, 3 * vec + (long) batch * ffMax);

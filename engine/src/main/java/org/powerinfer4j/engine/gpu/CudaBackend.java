@@ -21,13 +21,14 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * splits (flash-decoding) merged by a combine kernel. Per-stream workspaces hold the split partials.
  */
 public final class CudaBackend implements GpuBackend {
-    private static final int THREADS = 256;
+    static final int THREADS = 256;
 
     private final CudaContext ctx;
     private final PtxKernels.Loaded kernels;
     private final int multiprocessors;
     private final String name;
     private final CopyOnWriteArrayList<CudaGpuStream> streams = new CopyOnWriteArrayList<>();
+    private final CudaGemm gemm = new CudaGemm(this);
 
     private CudaBackend(CudaContext ctx) {
         this.ctx = ctx;
@@ -95,7 +96,7 @@ public final class CudaBackend implements GpuBackend {
         }
     }
 
-    private static DeviceBuffer dev(GpuBuffer b) {
+    static DeviceBuffer dev(GpuBuffer b) {
         if (b == null) return null;
         if (b instanceof CudaBuf c) return c.buffer;
         throw new IllegalArgumentException("buffer " + b + " does not belong to a CUDA backend");
@@ -128,7 +129,7 @@ public final class CudaBackend implements GpuBackend {
 
     // --- streams and events ----------------------------------------------------------------------------------------
 
-    private final class CudaGpuStream implements GpuStream {
+    final class CudaGpuStream implements GpuStream {
         final CudaStream stream = ctx.createStream();
         private DeviceBuffer workspace;
         private Cublas blas;   // this stream's own handle: a handle's stream is state, and sessions run concurrently
@@ -177,7 +178,7 @@ public final class CudaBackend implements GpuBackend {
         }
     }
 
-    private static CudaGpuStream st(GpuStream s) {
+    static CudaGpuStream st(GpuStream s) {
         if (s instanceof CudaGpuStream c) return c;
         throw new IllegalArgumentException("stream " + s + " does not belong to a CUDA backend");
     }
@@ -233,11 +234,11 @@ public final class CudaBackend implements GpuBackend {
 
     // --- operators -------------------------------------------------------------------------------------------------
 
-    private static int blocks(long work, int perBlock) {
+    static int blocks(long work, int perBlock) {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (work + perBlock - 1) / perBlock));
     }
 
-    private void launch(Spec k, Dim3 grid, int threads, GpuStream s, Object... args) {
+    void launch(Spec k, Dim3 grid, int threads, GpuStream s, Object... args) {
         kernels.launch(k, grid, Dim3.of(threads), cs(s), args);
     }
 
@@ -439,79 +440,34 @@ public final class CudaBackend implements GpuBackend {
         launch(Spec.ADD_ROWS_F32, Dim3.of(blocks((long) n * rows, THREADS)), THREADS, s, dev(y), dev(b), n, rows);
     }
 
-    private static Spec dequantKernel(GGMLType t) {
-        return switch (t) {
-            case F32 -> Spec.DEQUANT_F16_F32;
-            case Q8_0 -> Spec.DEQUANT_F16_Q8_0;
-            case Q4_0 -> Spec.DEQUANT_F16_Q4_0;
-            case Q4_K -> Spec.DEQUANT_F16_Q4_K;
-            case Q5_K -> Spec.DEQUANT_F16_Q5_K;
-            case Q6_K -> Spec.DEQUANT_F16_Q6_K;
-            default -> throw new IllegalArgumentException("no F16 dequantization kernel for " + t);
-        };
-    }
-
-    /**
-     * From {@link GpuBackend#gemmFrom()} tokens: cuBLAS GemmEx, column-major, so row-major W (rows × cols) is Wᵀ
-     * and out = x·Wᵀ is op(A) = T over lda = cols. F32 weights multiply the F32 inputs directly; F16 weights are used
-     * in place; the other types are dequantized to F16 a slab of rows at a time into the stream's scratch, behind
-     * the inputs converted to F16.
-     */
+    /** From {@link GpuBackend#gemmFrom()} tokens a cuBLAS GEMM ({@link CudaGemm#matMul}), below mat-vecs per token. */
     @Override
     public void matMul(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
-        if (tokens < GpuBackend.gemmFrom() || !Cublas.available()) {
-            GpuBackend.super.matMul(s, w, x, out, tokens);
-            return;
-        }
-        int rows = w.rows(), cols = w.cols();
-        Checks.floats(x, (long) tokens * cols, "x");
-        Checks.floats(out, (long) tokens * rows, "out");
-        if (rows == 0) return;
-        Cublas blas = st(s).blas();
-        long wAt = dev(w.data()).address(), outAt = dev(out).address();
-        if (w.type() == GGMLType.F32) {
-            blas.gemmEx(Cublas.Op.T, Cublas.Op.N, rows, tokens, cols, 1f, wAt, Cublas.DataType.R_32F, cols, dev(x).address(), Cublas.DataType.R_32F,
-                    cols, 0f, outAt, Cublas.DataType.R_32F, rows, Cublas.ComputeType.COMPUTE_32F);
-            return;
-        }
-        // scratch: per-token input scales, inputs hi [, lo], then the slab hi [, lo]
-        boolean split = GpuBackend.gemmSplit();
-        DeviceBuffer scratch = st(s).workspace(GpuBackend.gemmScratchBytes(w.type(), rows, cols, tokens));
-        long inBytes = GpuBackend.gemmInputBytes(tokens, cols);
-        long scales = scratch.address(), xHi = scales + GpuBackend.gemmScaleBytes(tokens), xLo = split ? xHi + inBytes : 0;
-        long slab = xHi + (split ? 2 : 1) * inBytes;
-        int per = GpuBackend.gemmSlabRows(rows, cols);
-        long slabLo = split ? slab + 2L * per * cols : 0;
-        // each token's row to F16, scaled by a power of two where it would overflow; its outputs are scaled back below
-        launch(Spec.SCALED_F32_F16, Dim3.of(Math.min(tokens, 65535)), THREADS, s, dev(x), xHi, split ? xLo : null, scales, cols, tokens);
-        if (w.type() == GGMLType.F16) {   // exact in F16 already: hi·hi + hi·lo
-            gemm16(blas, rows, tokens, cols, wAt, xHi, outAt, rows, 0f);
-            if (split) gemm16(blas, rows, tokens, cols, wAt, xLo, outAt, rows, 1f);
-            scaleRows(s, outAt, scales, rows, tokens);
-            return;
-        }
-        Spec dequant = dequantKernel(w.type());
-        long rowBytes = w.type().byteSize(cols);
-        for (int r0 = 0; r0 < rows; r0 += per) {
-            int m = Math.min(per, rows - r0);
-            launch(dequant, Dim3.of(blocks((long) m * (cols / 32), THREADS)), THREADS, s, wAt + r0 * rowBytes, slab, split ? slabLo : null, m, cols);
-            gemm16(blas, m, tokens, cols, slab, xHi, outAt + 4L * r0, rows, 0f);
-            if (split) {
-                gemm16(blas, m, tokens, cols, slab, xLo, outAt + 4L * r0, rows, 1f);
-                gemm16(blas, m, tokens, cols, slabLo, xHi, outAt + 4L * r0, rows, 1f);
-            }
-        }
-        scaleRows(s, outAt, scales, rows, tokens);
+        if (tokens < GpuBackend.gemmFrom() || !Cublas.available()) GpuBackend.super.matMul(s, w, x, out, tokens);
+        else gemm.matMul(s, w, x, out, tokens, GpuBackend.gemmSplit());
     }
 
-    private void scaleRows(GpuStream s, long out, long scales, int rows, int tokens) {
-        launch(Spec.SCALE_ROWS_F32, Dim3.of(blocks((long) rows * tokens, THREADS)), THREADS, s, out, scales, rows, tokens);
+    /** As {@link #matMul}, its GEMMs in split precision. */
+    @Override
+    public void matMulPrecise(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
+        if (tokens < GpuBackend.gemmFrom() || !Cublas.available()) GpuBackend.super.matMul(s, w, x, out, tokens);
+        else gemm.matMul(s, w, x, out, tokens, true);
     }
 
-    /** out (+)= W·x over F16 operands with F32 accumulation and output: W rows × cols row-major (Wᵀ to cuBLAS). */
-    private static void gemm16(Cublas blas, int rows, int tokens, int cols, long w, long x, long out, int ldOut, float beta) {
-        blas.gemmEx(Cublas.Op.T, Cublas.Op.N, rows, tokens, cols, 1f, w, Cublas.DataType.R_16F, cols, x, Cublas.DataType.R_16F, cols, beta, out,
-                Cublas.DataType.R_32F, ldOut, Cublas.ComputeType.COMPUTE_32F);
+    /** From {@link GpuBackend#gemmFrom()} tokens a transposed cuBLAS GEMM ({@link CudaGemm#axpyMatMul}), below axpys per token. */
+    @Override
+    public void axpyMatMul(GpuStream s, GpuMatrix w, GpuBuffer h, GpuBuffer y, int tokens) {
+        if (tokens < GpuBackend.gemmFrom() || !Cublas.available() || w.rows() == 0) GpuBackend.super.axpyMatMul(s, w, h, y, tokens);
+        else gemm.axpyMatMul(s, w, h, y, tokens);
+    }
+
+    @Override
+    public void maskRows(GpuStream s, GpuBuffer h, GpuBuffer mask, GpuBuffer rowMap, int k, int tokens, int ff) {
+        Checks.floats(h, (long) k * tokens, "h");
+        Checks.bytes(mask, (long) tokens * ff, "mask", "one byte per neuron and token");
+        if (rowMap != null) Checks.ints(rowMap, k, "rowMap");
+        if ((long) k * tokens == 0) return;
+        launch(Spec.MASK_ROWS_F32, Dim3.of(blocks((long) k * tokens, THREADS)), THREADS, s, dev(h), dev(mask), dev(rowMap), k, tokens, ff);
     }
 
     @Override

@@ -255,9 +255,50 @@ public interface GpuBackend extends AutoCloseable {
         for (int t = 0; t < tokens; t++) matVec(s, w, x.slice(t * in, in), out.slice(t * o, o), false);
     }
 
+    /**
+     * y[t·cols + c] = Σ_r h[t·rows + r]·W[r,c] for each of {@code tokens} rows of h (rows floats each; y: tokens ×
+     * cols floats, overwritten): {@link #sparseAxpy} over a batch, zeros included. The hybrid FFN's down projection
+     * of a prompt batch, whose inactive neurons' h are zeros already (PowerInfer switches its axpy to this transposed
+     * GEMM for large batches). This default runs sparseAxpy per token; the CUDA backend, from {@link #gemmFrom()}
+     * tokens on, runs cuBLAS GemmEx over W's rows in F16 slabs as {@link #matMul} does, h scaled into F16's range.
+     */
+    default void axpyMatMul(GpuStream s, GpuMatrix w, GpuBuffer h, GpuBuffer y, int tokens) {
+        Checks.floats(h, (long) tokens * w.rows(), "h");
+        Checks.floats(y, (long) tokens * w.cols(), "y");
+        long in = 4L * w.rows(), o = 4L * w.cols();
+        for (int t = 0; t < tokens; t++) sparseAxpy(s, w, h.slice(t * in, in), y.slice(t * o, o), false);
+    }
+
+    /**
+     * h[t·k + j] = 0 for t &lt; tokens, j &lt; k where neuron {@code rowMap[j]} (j when rowMap is null) of token t is
+     * inactive in {@code mask} (byte t·ff + neuron): the predictor's decision applied to a batch of hot rows computed
+     * densely, so they equal the row-sparse product's (an inactive row's activation is 0 there too).
+     */
+    void maskRows(GpuStream s, GpuBuffer h, GpuBuffer mask, GpuBuffer rowMap, int k, int tokens, int ff);
+
+    /**
+     * {@link #matMul} in split precision whatever {@code -Dpowerinfer4j.gpu.gemm} says (on CUDA: each operand as a
+     * high and a low F16 part, three GEMMs, about 22 bits): for products whose outputs are compared against a
+     * threshold — the activation predictor of a batch — where F16 operands would move the decisions off the
+     * mat-vec's. This default is {@link #matMul}.
+     */
+    default void matMulPrecise(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens) {
+        matMul(s, w, x, out, tokens);
+    }
+
     /** Tokens from which {@link #matMul} runs as a GEMM ({@code -Dpowerinfer4j.gpu.gemmFrom}, default 8: below, mat-vecs read the weights fewer times than dequantizing them). */
     static int gemmFrom() {
         return Math.max(1, Integer.getInteger("powerinfer4j.gpu.gemmFrom", 8));
+    }
+
+    /**
+     * Tokens from which the hybrid FFN's device half runs a call's batch as GEMMs (predictor and hot rows over all
+     * tokens, the mask applied to the activations) instead of row-sparse products per token
+     * ({@code -Dpowerinfer4j.gpu.hybridDenseFrom}, default 32): with a tenth of the hot rows active per token, a
+     * batch of 32 reads each hot row about three times token by token, and once as a GEMM.
+     */
+    static int hybridDenseFrom() {
+        return Math.max(1, Integer.getInteger("powerinfer4j.gpu.hybridDenseFrom", 32));
     }
 
     /**
@@ -274,9 +315,26 @@ public interface GpuBackend extends AutoCloseable {
      * for F16 weights, used in place). 0 below {@link #gemmFrom()} tokens.
      */
     static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens) {
+        return gemmScratchBytes(type, rows, cols, tokens, gemmSplit());
+    }
+
+    /** The same in split precision ({@code split}, as {@link #matMulPrecise}) or not. */
+    static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens, boolean split) {
         if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
-        int parts = gemmSplit() ? 2 : 1;   // split precision: a high and a low F16 part of each operand
+        int parts = split ? 2 : 1;   // split precision: a high and a low F16 part of each operand
         long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, cols);
+        return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
+    }
+
+    /**
+     * Stream scratch the CUDA backend's {@link #axpyMatMul} of {@code tokens} rows over a rows × cols neuron-major
+     * matrix of {@code type} takes: h in F16 (tokens × rows) and one dequantized slab of W; 0 for F32 weights and
+     * below {@link #gemmFrom()} tokens.
+     */
+    static long axpyGemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens) {
+        if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
+        int parts = gemmSplit() ? 2 : 1;
+        long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, rows);
         return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
     }
 

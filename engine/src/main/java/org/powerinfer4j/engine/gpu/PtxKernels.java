@@ -77,7 +77,8 @@ public final class PtxKernels {
         DEQUANT_F16_Q6_K("prefill", "void dequant_f16_q6_k(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
         SCALED_F32_F16("prefill", "void scaled_f32_f16(const float* src, half* hi, half* lo, float* scale, int cols, int tokens)"),
         SCALE_ROWS_F32("prefill", "void scale_rows_f32(float* out, const float* scale, int rows, int tokens)"),
-        ADD_ROWS_F32("prefill", "void add_rows_f32(float* y, const float* b, int n, int rows)");
+        ADD_ROWS_F32("prefill", "void add_rows_f32(float* y, const float* b, int n, int rows)"),
+        MASK_ROWS_F32("prefill", "void mask_rows_f32(float* h, const uint8_t* mask, const int* rowmap, int k, int tokens, int ff)");
 
         public final String module;
         public final String signature;

@@ -555,6 +555,21 @@ public final class SimulatedBackend implements GpuBackend {
     }
 
     @Override
+    public void maskRows(GpuStream s, GpuBuffer h, GpuBuffer mask, GpuBuffer rowMap, int k, int tokens, int ff) {
+        Checks.floats(h, (long) k * tokens, "h");
+        Checks.bytes(mask, (long) tokens * ff, "mask", "one byte per neuron and token");
+        if (rowMap != null) Checks.ints(rowMap, k, "rowMap");
+        MemorySegment H = seg(h), M = seg(mask), R = rowMap == null ? null : seg(rowMap);
+        submit(s, () -> {
+            for (int t = 0; t < tokens; t++)
+                for (int j = 0; j < k; j++) {
+                    int neuron = R == null ? j : R.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, j);
+                    if (M.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) t * ff + neuron) == 0) H.setAtIndex(F, (long) t * k + j, 0f);
+                }
+        });
+    }
+
+    @Override
     public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) {
         Checks.floats(y, n, "y");
         Checks.floats(x, n, "x");

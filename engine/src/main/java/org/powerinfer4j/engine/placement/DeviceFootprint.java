@@ -280,12 +280,12 @@ public final class DeviceFootprint {
     // --- the hybrid FFN ---------------------------------------------------------------------------------------------
 
     /** The hybrid FFN's workspace for {@code batch} tokens, in its allocation order. */
-    public static List<Alloc> hybridWorkspace(int dim, int ffMax, int kMax, int hMax, int batch) {
+    public static List<Alloc> hybridWorkspace(int dim, int ffMax, int kMax, int hMax, int batch, int denseFrom) {
         String c = "FFN workspace";
-        long vec = 4L * batch * dim;
-        return List.of(new Alloc(c, "x", vec), new Alloc(c, "residual", vec), new Alloc(c, "predictor hidden", 4L * hMax),
-                new Alloc(c, "predictor logits", 4L * ffMax), new Alloc(c, "mask", (long) batch * ffMax), new Alloc(c, "hot gate", 4L * kMax),
-                new Alloc(c, "hot up", 4L * kMax), new Alloc(c, "hot activation", 4L * kMax), new Alloc(c, "partial output", vec));
+        long vec = 4L * batch * dim, t = batch >= denseFrom ? batch : 1;   // dense calls keep every token's values
+        return List.of(new Alloc(c, "x", vec), new Alloc(c, "residual", vec), new Alloc(c, "predictor hidden", 4L * hMax * t),
+                new Alloc(c, "predictor logits", 4L * ffMax * t), new Alloc(c, "mask", (long) batch * ffMax), new Alloc(c, "hot gate", 4L * kMax * t),
+                new Alloc(c, "hot up", 4L * kMax * t), new Alloc(c, "hot activation", 4L * kMax * t), new Alloc(c, "partial output", vec));
     }
 
     /** CUDA's per-stream scratch for split axpy partials grows to at least 1 MiB; 1024 splits of dim floats is above any split it picks. */
@@ -318,7 +318,8 @@ public final class DeviceFootprint {
         }
         if (kMax == 0) return EMPTY;
         int dim = lw[0].ffnUp().rowLength();
-        List<Alloc> r = new ArrayList<>(hybridWorkspace(dim, ffMax, kMax, hMax, Math.max(1, batch)));
+        int denseFrom = GpuBackend.hybridDenseFrom();
+        List<Alloc> r = new ArrayList<>(hybridWorkspace(dim, ffMax, kMax, hMax, Math.max(1, batch), denseFrom));
         java.util.Set<Tensor> uploaded = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (int l = 0; l < lw.length; l++) {
             if (hot[l] == 0 || !lw[l].hasPredictor()) continue;
@@ -338,6 +339,35 @@ public final class DeviceFootprint {
             if (lw[l].has("ffn_gate.bias")) r.add(new Alloc("hot FFN rows", p + "gate bias", 4L * k));
             if (lw[l].has("ffn_up.bias")) r.add(new Alloc("hot FFN rows", p + "up bias", 4L * k));
         }
-        return new DeviceFootprint(r, List.of(new Alloc("stream scratch", "hybrid FFN stream (CUDA split partials)", streamScratch(dim))));
+        return new DeviceFootprint(r, List.of(new Alloc("stream scratch", "hybrid FFN stream (CUDA split partials, dense-batch GEMMs)",
+                hybridStreamScratch(lw, hot, batch, denseFrom))));
+    }
+
+    /**
+     * The hybrid FFN stream's scratch reserve: CUDA's split partials, and for calls of {@code denseFrom} tokens or
+     * more the largest GEMM a dense call runs (the predictor, the k hot gate/up rows, the k hot down_t rows).
+     */
+    public static long hybridStreamScratch(LayerWeights[] lw, int[] hot, int batch, int denseFrom) {
+        int dim = lw[0].ffnUp().rowLength();
+        long s = streamScratch(dim);
+        if (batch < denseFrom) return s;
+        for (int l = 0; l < lw.length; l++) {
+            int k = hot[l];
+            if (k == 0) continue;
+            LayerWeights w = lw[l];
+            if (w.ffnGate() != null) s = Math.max(s, GpuBackend.gemmScratchBytes(w.ffnGate().type(), k, dim, batch));
+            s = Math.max(s, GpuBackend.gemmScratchBytes(w.ffnUp().type(), k, dim, batch));
+            s = Math.max(s, GpuBackend.axpyGemmScratchBytes(downType(w), k, dim, batch));
+            if (w.hasPredictor())
+                for (Tensor t : new Tensor[] {w.predictorFc1(), w.predictorFc2()})
+                    s = Math.max(s, GpuBackend.gemmScratchBytes(t.type(), t.rows(), t.rowLength(), batch, true));   // matMulPrecise
+        }
+        return GpuFootprint.pad(s);
+    }
+
+    /** The element type of the neuron-major down rows the hybrid FFN uploads (as {@link #downRowBytes}). */
+    static GGMLType downType(LayerWeights lw) {
+        if (lw.ffnDownT() != null) return lw.ffnDownT().type();
+        return lw.ffnDown().type() == GGMLType.F32 ? GGMLType.F32 : GGMLType.F16;
     }
 }

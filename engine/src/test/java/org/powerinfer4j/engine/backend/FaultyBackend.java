@@ -109,6 +109,7 @@ final class FaultyBackend implements GpuBackend {
     @Override public void toHalf(GpuStream s, GpuBuffer src, GpuBuffer dst, int n) { d.toHalf(s, src, dst, n); }
     @Override public void add(GpuStream s, GpuBuffer y, GpuBuffer x, int n) { d.add(s, y, x, n); }
     @Override public void maskedAdd(GpuStream s, GpuBuffer y, GpuBuffer x, GpuBuffer mask, GpuBuffer rowMap, int n) { d.maskedAdd(s, y, x, mask, rowMap, n); }
+    @Override public void maskRows(GpuStream s, GpuBuffer h, GpuBuffer mask, GpuBuffer rowMap, int k, int tokens, int ff) { d.maskRows(s, h, mask, rowMap, k, tokens, ff); }
     @Override public void scaleAdd(GpuStream s, GpuBuffer y, GpuBuffer x, float alpha, int n) { d.scaleAdd(s, y, x, alpha, n); }
     @Override public void close() { d.close(); }
 }

@@ -27,7 +27,8 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * CPU dense ({@code --sparse off}), CPU {@code predict}, hybrid predict with the FFN's hot neurons at 100/50/25%
  * of the FFN plus everything dense the placement puts on the device, and all layers dense on the GPU
  * ({@code -ngl all}). Prints a Markdown table (also to {@code OUT/gpu-bench.md}) with tok/s, speed-up over CPU
- * dense, and the hybrid overlap.
+ * dense, and the hybrid overlap; then prompt processing (pp128) on the CPU and hybrid at 25%, with the hybrid FFN's dense
+ * batches and token by token.
  *
  * <pre>java ... -cp ... org.powerinfer4j.engine.backend.GpuBenchmark OUT_DIR [MODEL_DIR]</pre>
  */
@@ -66,6 +67,17 @@ public final class GpuBenchmark {
                         .withGpu(GpuOptions.budget(mode, budget[i])), tokens, reps, dense);
             run(rows, model, type, "all layers on the GPU (--sparse off -ngl " + (layers + 1) + ")",
                     base.withSparseMode(SparseMode.OFF).withGpu(GpuOptions.layers(mode, layers + 1)), tokens, reps, dense);
+            // prompts (chunks of -b 64): the hybrid FFN's dense batches against the same placement token by token
+            int pp = Integer.getInteger("promptTokens", 128);
+            ModelOptions prompt = base.withContextLength(pp + 16).withSparseMode(SparseMode.PREDICT);
+            double cpu = prompt(rows, model, type, "CPU predict, pp" + pp, prompt, pp, reps, -1);
+            prompt(rows, model, type, "hybrid predict, 25% of FFN hot, pp" + pp + ", dense batches", prompt.withGpu(GpuOptions.budget(mode, budget[2])), pp, reps, cpu);
+            System.setProperty("powerinfer4j.gpu.hybridDenseFrom", String.valueOf(Integer.MAX_VALUE));
+            try {
+                prompt(rows, model, type, "hybrid predict, 25% of FFN hot, pp" + pp + ", token by token", prompt.withGpu(GpuOptions.budget(mode, budget[2])), pp, reps, cpu);
+            } finally {
+                System.clearProperty("powerinfer4j.gpu.hybridDenseFrom");
+            }
         }
         try (PrintStream p = new PrintStream(Files.newOutputStream(out.resolve("gpu-bench.md")))) {
             p.printf("threads %d, %d decode tokens × %d runs, %s%n%n", threads, tokens, reps, mode);
@@ -102,6 +114,24 @@ public final class GpuBenchmark {
             ModelWeights w = ModelWeights.load(f, c);
             for (int l = 0; l < c.layers(); l++) fixed += GpuLayers.attentionBytes(org.powerinfer4j.engine.model.GraphBuilder.build(c, w), w, l, c, tokens + 16);   // attention + KV go first
             return new long[] {fixed + ffn + (1 << 20), fixed + ffn / 2, fixed + ffn / 4};
+        }
+    }
+
+    /** Prompt tokens per second (the ratio column against {@code cpu}, the CPU's prompt rate). */
+    private static double prompt(List<String> rows, Path model, GGMLType type, String label, ModelOptions o, int tokens, int reps, double cpu) {
+        try (Model m = Model.open(model, o)) {
+            Benchmark.prefill(m, tokens, 1);
+            Benchmark.Result r = Benchmark.prefill(m, tokens, reps);
+            HybridFeedForward h = m.hybridFeedForward();
+            String overlap = h == null ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * h.overlapStats().snapshot().overlap());
+            rows.add(String.format(Locale.ROOT, "| %s | %s | %.1f ± %.1f | %s (of CPU predict) | %s | |", type, label, r.meanTokensPerSecond(), r.stdTokensPerSecond(),
+                    cpu > 0 ? String.format(Locale.ROOT, "%.2f×", r.meanTokensPerSecond() / cpu) : "1.00×", overlap));
+            System.err.println(rows.getLast());
+            return r.meanTokensPerSecond();
+        } catch (Exception | Error e) {
+            rows.add(String.format(Locale.ROOT, "| %s | %s | failed: %s | | | |", type, label, String.valueOf(e.getMessage()).replace('|', '/')));
+            System.err.println(rows.getLast());
+            return -1;
         }
     }
 

@@ -42,6 +42,24 @@ class HybridCudaTest {
         }
     }
 
+    /** Dense batches (GEMMs over the batch, the mask on the activations) give the CPU's predict-mode output. */
+    @ParameterizedTest(name = "threshold {0}, {1} of FFN bytes hot, cold mask {2}")
+    @CsvSource({"0, 0.5, GPU_EVENT", "1, 1.0, CPU_PREDICTOR"})
+    void denseBatchesEqualThePredictModeFeedForward(float threshold, double fraction, ColdMaskSource mask) throws Exception {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        try (CudaBackend cuda = CudaBackend.open(0)) {
+            HybridDenseBatchTest.compareWithCpu(cuda, threshold, fraction, mask, 2e-3);   // F16 GEMM operands where the weights are not F32
+        }
+    }
+
+    @Test
+    void greedyTokensWithDenseChunksMatchReference() throws Exception {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        try (CudaBackend cuda = CudaBackend.open(0)) {
+            HybridDenseBatchTest.greedyWithDenseChunks(cuda, 0f);
+        }
+    }
+
     /** --gpu cuda without --vram-budget or a GPU index plans for the device's free memory less the reserve. */
     @Test
     void budgetDefaultsToFreeDeviceMemory() throws Exception {

@@ -126,6 +126,83 @@ abstract class GpuPrefillContract {
     }
 
     /**
+     * y[t] = h[t]·W over neuron-major rows (the hybrid FFN's down_t) for every type the axpy kernels take, token
+     * counts on both sides of the GEMM threshold, h half zeros as after a ReLU; in row slabs (the last partial); and
+     * with rows of h beyond F16's range.
+     */
+    @Test
+    void axpyMatMulMatchesFloat64() {
+        Random rnd = new Random(51);
+        for (GGMLType t : new GGMLType[] {GGMLType.F32, GGMLType.F16, GGMLType.Q8_0, GGMLType.Q4_0}) {
+            Tensor w = TestWeights.random("down_t", t, 45, 96, rnd, arena);
+            for (int tokens : new int[] {1, 3, GpuBackend.gemmFrom(), 33})
+                axpyMatMulCase(w, TestWeights.floats(rnd, tokens * 45, 0.5f), tokens, t + " tokens " + tokens, gemmTolerance(t, tokens));
+            int tokens = Math.max(12, GpuBackend.gemmFrom());
+            float[] h = TestWeights.floats(rnd, tokens * 45, 0.5f);
+            for (int j = 0; j < 45; j++) {
+                h[45 + j] *= 2e5f;
+                h[3 * 45 + j] *= 1e19f;
+            }
+            axpyMatMulCase(w, h, tokens, t + " with rows beyond 65504", gemmTolerance(t, tokens));
+        }
+        String key = "powerinfer4j.gpu.gemmSlabHalves";
+        String before = System.getProperty(key);
+        System.setProperty(key, String.valueOf(10 * 96));   // 10 rows of 96 per slab: 5 slabs for 45 rows
+        try {
+            for (GGMLType t : new GGMLType[] {GGMLType.Q8_0, GGMLType.Q4_0}) {
+                Tensor w = TestWeights.random("down_t", t, 45, 96, rnd, arena);
+                assertThat(GpuBackend.gemmSlabRows(45, 96)).isEqualTo(10);
+                axpyMatMulCase(w, TestWeights.floats(rnd, 12 * 45, 0.5f), 12, t + " in slabs", gemmTolerance(t, 12));
+            }
+        } finally {
+            if (before == null) System.clearProperty(key);
+            else System.setProperty(key, before);
+        }
+    }
+
+    private void axpyMatMulCase(Tensor w, float[] h, int tokens, String what, double tolerance) {
+        int rows = w.rows(), cols = w.rowLength();
+        double[] exp = new double[tokens * cols], mag = new double[tokens * cols];
+        for (int r = 0; r < rows; r++) {
+            float[] row = TestWeights.row(w, r);
+            for (int k = 0; k < tokens; k++)
+                for (int c = 0; c < cols; c++) {
+                    exp[k * cols + c] += (double) h[k * rows + r] * row[c];
+                    mag[k * cols + c] += Math.abs((double) h[k * rows + r] * row[c]);
+                }
+        }
+        GpuMatrix m = gpu.uploadMatrix(s, w);
+        try (GpuBuffer hb = gpu.uploadFloats(s, h); GpuBuffer y = gpu.allocate(4L * tokens * cols + 64)) {
+            gpu.axpyMatMul(s, m, hb, y, tokens);
+            assertClose(gpu.downloadFloats(s, y, 0, tokens * cols), exp, mag, tolerance, what);
+        } finally {
+            m.data().close();
+        }
+    }
+
+    /** maskRows zeroes exactly the rows whose neuron (through the row map, or itself) the token's mask leaves out. */
+    @Test
+    void maskRowsZeroesTheLeftOutNeuronsOfEachToken() {
+        Random rnd = new Random(53);
+        int tokens = 7, ff = 50;
+        for (boolean mapped : new boolean[] {true, false}) {
+            int k = mapped ? 19 : ff;
+            int[] map = rnd.ints(0, ff).distinct().limit(k).toArray();
+            float[] h = TestWeights.floats(rnd, tokens * k, 0f);
+            byte[] mask = new byte[tokens * ff];
+            for (int i = 0; i < mask.length; i++) mask[i] = (byte) (rnd.nextInt(3) == 0 ? 0 : 1 + rnd.nextInt(255));
+            float[] exp = h.clone();
+            for (int t = 0; t < tokens; t++)
+                for (int j = 0; j < k; j++) if (mask[t * ff + (mapped ? map[j] : j)] == 0) exp[t * k + j] = 0f;
+            try (GpuBuffer hb = gpu.uploadFloats(s, h); GpuBuffer mb = gpu.allocate(mask.length); GpuBuffer rm = mapped ? gpu.uploadInts(s, map) : null) {
+                gpu.upload(s, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, mask), mb, 0);
+                gpu.maskRows(s, hb, mb, rm, k, tokens, ff);
+                assertThat(gpu.downloadFloats(s, hb, 0, tokens * k)).as(mapped ? "row map" : "identity").containsExactly(exp);
+            }
+        }
+    }
+
+    /**
      * A batch of queries over a cache that holds their own keys: each one equals the one-token attention over its
      * prefix (its window, with soft-cap and sinks), computed in float64.
      */
