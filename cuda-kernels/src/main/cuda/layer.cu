@@ -243,3 +243,104 @@ extern "C" __global__ void attention_combine_f32(const float* __restrict__ parti
         }
     }
 }
+
+// Causal attention of a prompt chunk, tiled (flash attention): one block per (tile of FA_QT consecutive query tokens,
+// head). The block stages FA_KT cache positions of its KV head at a time in shared memory, and each warp runs the
+// online softmax of FA_QT / ATT_WARPS queries over them, lanes splitting the head dimension — so a position's key
+// and value are read from global memory once per tile of queries instead of once per query. Arguments as
+// attention_f32 with splits = 1: token i of the chunk is at position n_kv - n_tokens + i and sees positions
+// max(0, pos - window + 1)..pos (0..pos without a window).
+#define FA_QT 16
+#define FA_KT 16
+#define FA_QPW (FA_QT / ATT_WARPS)
+
+template <typename KV>
+__device__ __forceinline__ void flash_attention_block(const float* __restrict__ q, const KV* __restrict__ k, const KV* __restrict__ v,
+        float* __restrict__ out, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap,
+        const float* __restrict__ sinks, int n_tokens, int window, float (*s_k)[ATT_MAX_HD], float (*s_v)[ATT_MAX_HD]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = n_heads / n_kv_heads, tiles = (n_tokens + FA_QT - 1) / FA_QT;
+    for (int tb = blockIdx.x; tb < tiles * n_heads; tb += gridDim.x) {
+        const int h = tb % n_heads, g = h / group, i0 = (tb / n_heads) * FA_QT;
+        const int i1 = min(n_tokens, i0 + FA_QT), first = n_kv - n_tokens + i0, last = n_kv - n_tokens + i1 - 1;
+        const int lo = window > 0 ? max(0, first - window + 1) : 0;
+        float qv[FA_QPW][ATT_PER_LANE], acc[FA_QPW][ATT_PER_LANE], m[FA_QPW], l[FA_QPW];
+#pragma unroll
+        for (int j = 0; j < FA_QPW; j++) {
+            const int i = i0 + warp * FA_QPW + j;
+#pragma unroll
+            for (int e = 0; e < ATT_PER_LANE; e++) {
+                const int d = lane + 32 * e;
+                qv[j][e] = i < i1 && d < head_dim ? q[((size_t)i * n_heads + h) * head_dim + d] : 0.0f;
+                acc[j][e] = 0.0f;
+            }
+            m[j] = -INFINITY;
+            l[j] = 0.0f;
+        }
+        for (int t0 = lo; t0 <= last; t0 += FA_KT) {
+            const int nt = min(FA_KT, last + 1 - t0);
+            __syncthreads();   // the previous tile is no longer read
+            for (int x = threadIdx.x; x < nt * head_dim; x += blockDim.x) {
+                const int t = x / head_dim, d = x - t * head_dim;
+                const size_t at = (size_t)(t0 + t) * kv_stride + (size_t)g * head_dim + d;
+                s_k[t][d] = kv_value(k + at);
+                s_v[t][d] = kv_value(v + at);
+            }
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < FA_QPW; j++) {
+                const int i = i0 + warp * FA_QPW + j;
+                if (i >= i1) continue;   // the same for the whole warp
+                const int pos = n_kv - n_tokens + i, from = window > 0 ? max(t0, pos - window + 1) : t0, to = min(t0 + nt - 1, pos);
+                for (int t = from; t <= to; t++) {
+                    float s = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < ATT_PER_LANE; e++) {
+                        const int d = lane + 32 * e;
+                        if (d < head_dim) s += qv[j][e] * s_k[t - t0][d];
+                    }
+                    s = warp_sum(s) * scale;
+                    if (softcap > 0.0f) s = softcap * tanhf(s / softcap);
+                    const float mn = fmaxf(m[j], s), corr = expf(m[j] - mn), p = expf(s - mn);
+                    l[j] = l[j] * corr + p;
+#pragma unroll
+                    for (int e = 0; e < ATT_PER_LANE; e++) {
+                        const int d = lane + 32 * e;
+                        acc[j][e] = acc[j][e] * corr + (d < head_dim ? p * s_v[t - t0][d] : 0.0f);
+                    }
+                    m[j] = mn;
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < FA_QPW; j++) {
+            const int i = i0 + warp * FA_QPW + j;
+            if (i >= i1) continue;
+            // the sink raises the max and the denominator, and adds no value
+            const float sink = sinks != nullptr ? sinks[h] : -INFINITY, M = fmaxf(m[j], sink);
+            const float c = l[j] > 0.0f ? expf(m[j] - M) : 0.0f, L = l[j] * c + (sink > -INFINITY ? expf(sink - M) : 0.0f);
+#pragma unroll
+            for (int e = 0; e < ATT_PER_LANE; e++) {
+                const int d = lane + 32 * e;
+                if (d < head_dim) out[((size_t)i * n_heads + h) * head_dim + d] = L > 0.0f ? acc[j][e] * c / L : 0.0f;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
+flash_attention_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, float* __restrict__ out,
+                    int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap,
+                    const float* __restrict__ sinks, int n_tokens, int window) {
+    __shared__ float s_k[FA_KT][ATT_MAX_HD], s_v[FA_KT][ATT_MAX_HD];
+    flash_attention_block<float>(q, k, v, out, n_heads, n_kv_heads, head_dim, kv_stride, n_kv, scale, softcap, sinks, n_tokens, window, s_k, s_v);
+}
+
+/** flash_attention_f32 over an F16 KV cache (the same arguments; k and v hold halves, widened as they are staged). */
+extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)
+flash_attention_f16kv(const float* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v, float* __restrict__ out,
+                      int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap,
+                      const float* __restrict__ sinks, int n_tokens, int window) {
+    __shared__ float s_k[FA_KT][ATT_MAX_HD], s_v[FA_KT][ATT_MAX_HD];
+    flash_attention_block<__half>(q, k, v, out, n_heads, n_kv_heads, head_dim, kv_stride, n_kv, scale, softcap, sinks, n_tokens, window, s_k, s_v);
+}

@@ -427,9 +427,37 @@ public final class CudaBackend implements GpuBackend {
         Checks.kvCache(v, cache, kvType, "v cache");
         if (sinks != null) Checks.floats(sinks, heads, "sinks");
         if (tokens == 0) return;
+        if (tiledAttention()) {   // one block per (tile of 16 queries, head), the tile's keys and values staged once
+            long tiles = (tokens + PtxKernels.FLASH_QUERY_TILE - 1) / PtxKernels.FLASH_QUERY_TILE;
+            launch(flashKernel(kvType), Dim3.of(blocks(tiles * heads, 1)), PtxKernels.ATTENTION_THREADS, s,
+                    dev(q), dev(k), dev(v), dev(out), heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), tokens, window);
+            return;
+        }
         // one block per (token, head), no context splits: a batch has blocks enough
         launch(attentionKernel(kvType), Dim3.of(blocks((long) tokens * heads, 1)), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null,
                 heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, tokens, window);
+    }
+
+    private static Spec flashKernel(GGMLType kvType) {
+        return switch (kvType) {
+            case F32 -> Spec.FLASH_ATTENTION_F32;
+            case F16 -> Spec.FLASH_ATTENTION_F16KV;
+            default -> throw new IllegalArgumentException("the device KV cache is F32 or F16, not " + kvType);
+        };
+    }
+
+    /**
+     * Whether a prompt chunk's causal attention runs tiled ({@code -Dpowerinfer4j.gpu.attention=tiled}, the default:
+     * flash attention, 16 queries sharing each staged key and value) or one block per query ({@code rows}, for
+     * comparison).
+     */
+    static boolean tiledAttention() {
+        String a = System.getProperty("powerinfer4j.gpu.attention", "tiled");
+        return switch (a) {
+            case "tiled" -> true;
+            case "rows" -> false;
+            default -> throw new IllegalArgumentException("powerinfer4j.gpu.attention is tiled or rows, not " + a);
+        };
     }
 
     @Override

@@ -31,6 +31,8 @@ public final class PtxKernels {
     public static final int AXPY_THREADS = 256, AXPY_TILE = 512;
     /** Threads per block of attention_f32 (its __launch_bounds__) and the largest head size it handles. */
     public static final int ATTENTION_THREADS = 128, ATTENTION_MAX_HEAD_DIM = 256;
+    /** Query tokens per block of the tiled (flash) attention kernels (FA_QT). */
+    public static final int FLASH_QUERY_TILE = 16;
     /** Warps (rows in flight) per 256-thread block of the matvec kernels. */
     public static final int MATVEC_THREADS = 256;
 
@@ -68,6 +70,8 @@ public final class PtxKernels {
         CONVERT_F16_F32("layer", "void convert_f16_f32(const half* src, float* dst, int n)"),
         ATTENTION_F32("layer", "void attention_f32(const float* q, const float* k, const float* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits, int n_tokens, int window)"),
         ATTENTION_F16KV("layer", "void attention_f16kv(const float* q, const half* k, const half* v, float* out, float* partial, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int splits, int n_tokens, int window)"),
+        FLASH_ATTENTION_F32("layer", "void flash_attention_f32(const float* q, const float* k, const float* v, float* out, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int n_tokens, int window)"),
+        FLASH_ATTENTION_F16KV("layer", "void flash_attention_f16kv(const float* q, const half* k, const half* v, float* out, int n_heads, int n_kv_heads, int head_dim, int kv_stride, int n_kv, float scale, float softcap, const float* sinks, int n_tokens, int window)"),
         ATTENTION_COMBINE_F32("layer", "void attention_combine_f32(const float* partial, float* out, int n_heads, int head_dim, const float* sinks, int splits)"),
         DEQUANT_F16_F32("prefill", "void dequant_f16_f32(const uint8_t* W, half* dst, half* lo, int rows, int n)"),
         DEQUANT_F16_Q8_0("prefill", "void dequant_f16_q8_0(const uint8_t* W, half* dst, half* lo, int rows, int n)"),

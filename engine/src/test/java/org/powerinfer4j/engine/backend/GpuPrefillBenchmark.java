@@ -28,7 +28,8 @@ import org.powerinfer4j.engine.tensor.Tensor;
  * {@link GpuBenchmark}): {@link GpuBackend#matMul} of a 4096 × 4096 matrix over 512 tokens in F16 (cuBLAS GemmEx
  * alone: the peak to compare with), Q4_0 and Q4_K (with their dequantization), timed with device events; then
  * pp512 of a generated 1.1B-shaped model ({@code tinyllama-1.1b}, Q4_0 and Q4_K_M-like Q4_K) with every layer on the
- * device ({@code -ngl 23 -b 512}), against the CPU, and the model's GEMM rate as a fraction of that F16 peak.
+ * device ({@code -ngl 23 -b 512}), against the CPU, and the model's GEMM rate as a fraction of that F16 peak; and a
+ * chunk's causal attention, tiled against one block per query.
  * Writes {@code OUT/gpu-prefill.md}.
  *
  * <pre>java ... -cp ... org.powerinfer4j.engine.backend.GpuPrefillBenchmark OUT_DIR [MODEL_DIR]</pre>
@@ -61,6 +62,16 @@ public final class GpuPrefillBenchmark {
                     }
                 }
                 System.clearProperty("powerinfer4j.gpu.gemm");
+                // a chunk's causal attention over an F16 cache (32 heads of 128): tiled (flash) against one block per query
+                for (int ctx : new int[] {tokens, 4 * tokens})
+                    for (String kernel : new String[] {"tiled", "rows"}) {
+                        System.setProperty("powerinfer4j.gpu.attention", kernel);
+                        double ms = attention(gpu, s, tokens, ctx);
+                        rows.add(String.format(Locale.ROOT, "| causalAttention %s, %d queries over %d positions, F16 cache | %d | %.2f ms | | |", kernel, tokens, ctx,
+                                tokens, ms));
+                        System.err.println(rows.getLast());
+                    }
+                System.clearProperty("powerinfer4j.gpu.attention");
             }
         }
         for (GGMLType type : new GGMLType[] {GGMLType.Q4_0, GGMLType.Q4_K}) {
@@ -103,6 +114,28 @@ public final class GpuPrefillBenchmark {
             return 2.0 * rows * cols * tokens / best / 1e3;
         } finally {
             m.data().close();
+        }
+    }
+
+    /** Milliseconds of one causalAttention of {@code tokens} queries at the end of a {@code ctx}-position F16 cache, best of 10. */
+    private static double attention(GpuBackend gpu, GpuStream s, int tokens, int ctx) {
+        int heads = 32, headDim = 128, stride = heads * headDim;
+        try (GpuBuffer q = gpu.allocate(4L * tokens * stride); GpuBuffer k = gpu.allocate(2L * ctx * stride); GpuBuffer v = gpu.allocate(2L * ctx * stride);
+             GpuBuffer out = gpu.allocate(4L * tokens * stride)) {
+            for (GpuBuffer b : new GpuBuffer[] {q, k, v}) gpu.zero(s, b);
+            float scale = (float) (1 / Math.sqrt(headDim));
+            gpu.causalAttention(s, q, k, v, out, heads, heads, headDim, stride, ctx, tokens, 0, scale, 0f, null, GGMLType.F16);
+            long best = Long.MAX_VALUE;
+            for (int i = 0; i < 10; i++) {
+                try (GpuEvent from = gpu.recordTimed(s)) {
+                    gpu.causalAttention(s, q, k, v, out, heads, heads, headDim, stride, ctx, tokens, 0, scale, 0f, null, GGMLType.F16);
+                    try (GpuEvent to = gpu.recordTimed(s)) {
+                        gpu.synchronize(to);
+                        best = Math.min(best, gpu.elapsedNanos(from, to));
+                    }
+                }
+            }
+            return best / 1e6;
         }
     }
 

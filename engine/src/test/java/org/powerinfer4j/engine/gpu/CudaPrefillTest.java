@@ -28,6 +28,18 @@ class CudaPrefillTest extends GpuPrefillContract {
         return t == GGMLType.F16 ? 6e-4 : 1.1e-3;
     }
 
+    /** The per-query attention kernel ({@code -Dpowerinfer4j.gpu.attention=rows}, the tiled one's comparison) passes the same cases. */
+    @Test
+    void perQueryCausalAttentionIsEachTokensAttentionOverItsPrefix() {
+        String key = "powerinfer4j.gpu.attention";
+        System.setProperty(key, "rows");
+        try {
+            causalAttentionCases(new Random(43), 8, 2, 24);
+        } finally {
+            System.clearProperty(key);
+        }
+    }
+
     /** Split precision (hi + lo F16 parts, three GEMMs) holds the operands to about 22 bits: float-sum accuracy. */
     @Test
     void splitPrecisionGemmsAreAsCloseAsFloatSums() {

@@ -208,11 +208,15 @@ abstract class GpuPrefillContract {
      */
     @Test
     void causalAttentionIsEachTokensAttentionOverItsPrefix() {
-        Random rnd = new Random(43);
-        int heads = 8, kvHeads = 2, headDim = 24, kvStride = kvHeads * headDim;
+        causalAttentionCases(new Random(43), 8, 2, 24);
+        causalAttentionCases(new Random(48), 4, 4, 136);   // head dimensions beyond one lane's 32
+    }
+
+    protected void causalAttentionCases(Random rnd, int heads, int kvHeads, int headDim) {
+        int kvStride = kvHeads * headDim;
         float scale = (float) (1 / Math.sqrt(headDim));
-        float[] sinks = {0.5f, -2f, 3f, 0f, 1f, -0.5f, 2f, -1f};
-        for (int[] c : new int[][] {{1, 1, 0}, {5, 9, 0}, {40, 40, 0}, {17, 60, 6}, {3, 200, 0}}) {
+        float[] sinks = java.util.Arrays.copyOf(new float[] {0.5f, -2f, 3f, 0f, 1f, -0.5f, 2f, -1f}, heads);
+        for (int[] c : new int[][] {{1, 1, 0}, {5, 9, 0}, {40, 40, 0}, {17, 60, 6}, {3, 200, 0}, {33, 33, 40}}) {
             int tokens = c[0], nKv = c[1], window = c[2];
             for (boolean capped : new boolean[] {false, true})
             for (GGMLType kvType : new GGMLType[] {GGMLType.F32, GGMLType.F16}) {
