@@ -187,6 +187,33 @@ class HybridExpertsTest {
         endToEnd(GpuMode.CUDA, "hybrid FFN: device ");
     }
 
+    /** The same with every expert call of two or more tokens run as GEMMs on the device ({@link HybridDevicePass}). */
+    @Test
+    void simulatedDeviceWithDenseExpertBatchesMatchesTheCpu() throws Exception {
+        denseFromTwo(() -> endToEnd(GpuMode.SIMULATED, "device simulated"));
+    }
+
+    @Test
+    @Tag("gpu")
+    void cudaDeviceWithDenseExpertBatchesMatchesTheCpu() throws Exception {
+        assumeTrue(CudaBackend.isAvailable(), CudaBackend.unavailableReason());
+        denseFromTwo(() -> endToEnd(GpuMode.CUDA, "hybrid FFN: device "));
+    }
+
+    private interface Run {
+        void run() throws Exception;
+    }
+
+    private static void denseFromTwo(Run r) throws Exception {
+        String key = "powerinfer4j.gpu.hybridDenseFrom";
+        System.setProperty(key, "2");
+        try {
+            r.run();
+        } finally {
+            System.clearProperty(key);
+        }
+    }
+
     private static void endToEnd(GpuMode mode, String deviceLine) throws Exception {
         int[] prompt = new SplittableRandom(3).ints(10, 3, 512).toArray();
         float[][] cpu;
