@@ -44,6 +44,15 @@ public final class Main implements Runnable {
             err.flush();
             return 1;
         });
+        // a bad option or value: the line naming it and where the usage is, not the whole usage text
+        cl.setParameterExceptionHandler((ex, args) -> {
+            CommandLine cmd = ex.getCommandLine();
+            PrintWriter err = cmd.getErr();
+            err.println(describe(ex));
+            err.println("usage: " + cmd.getCommandSpec().qualifiedName() + " --help");
+            err.flush();
+            return cmd.getCommandSpec().exitCodeOnInvalidInput();
+        });
         return cl;
     }
 

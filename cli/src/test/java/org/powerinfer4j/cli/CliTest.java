@@ -92,6 +92,18 @@ class CliTest {
         assertThat(r.out()).contains("GGUF v3", "general.architecture", "\"llama\"", "(512 string values)", "48 tensors", "token_embd.weight");
     }
 
+    /** A bad option or value is the line naming it and where the usage is, exit 2 — not the whole usage text. */
+    @Test
+    void badOptionsAreOneLineErrors() {
+        Result missing = run("generate", "-p", "x");
+        assertThat(missing.code()).isEqualTo(2);
+        assertThat(missing.err().strip().lines()).containsExactly("Missing required option: '--model=MODEL'", "usage: powerinfer4j generate --help");
+        Result value = run("plan", "-m", STORIES, "--vram-budget", "1", "--kv-type", "q4_0");
+        assertThat(value.code()).isEqualTo(2);
+        assertThat(value.err().strip().lines()).hasSize(2).last().isEqualTo("usage: powerinfer4j plan --help");
+        assertThat(value.err()).contains("--kv-type");
+    }
+
     @Test
     void missingFileIsOneLineError() {
         Result r = run("generate", "-m", "/no/such/model.gguf", "-p", "x");
