@@ -347,7 +347,7 @@ public final class HybridFeedForward implements FeedForward, AutoCloseable {
 
     private void hybrid(WorkerPool pool, int layer, LayerWeights w, float[] x, float[] res, float[] out, float[] gate, float[] up, int batch,
                         HybridLayer g) {
-        int ff = w.ffnUp().rows(), k = g.hot.length;
+        int ff = w.ffnUp().rows();
         long t0 = System.nanoTime();
         boolean gpuPredictor = g.fc1 != null, dense = batch >= denseFrom;
         // the device's busy time comes from timing events around its work (no thread waits on it: the CPU is busy)

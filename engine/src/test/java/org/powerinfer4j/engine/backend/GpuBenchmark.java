@@ -27,8 +27,8 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * CPU dense ({@code --sparse off}), CPU {@code predict}, hybrid predict with the FFN's hot neurons at 100/50/25%
  * of the FFN plus everything dense the placement puts on the device, and all layers dense on the GPU
  * ({@code -ngl all}). Prints a Markdown table (also to {@code OUT/gpu-bench.md}) with tok/s, speed-up over CPU
- * dense, and the hybrid overlap; then prompt processing (pp128) on the CPU and hybrid at 25%, with the hybrid FFN's dense
- * batches and token by token.
+ * dense, and the hybrid overlap; then prompt processing (pp128) on the CPU and hybrid at 25% in chunks of 64 and 16,
+ * with the hybrid FFN's dense batches and token by token.
  *
  * <pre>java ... -cp ... org.powerinfer4j.engine.backend.GpuBenchmark OUT_DIR [MODEL_DIR]</pre>
  */
@@ -71,13 +71,18 @@ public final class GpuBenchmark {
             int pp = Integer.getInteger("promptTokens", 128);
             ModelOptions prompt = base.withContextLength(pp + 16).withSparseMode(SparseMode.PREDICT);
             double cpu = prompt(rows, model, type, "CPU predict, pp" + pp, prompt, pp, reps, -1);
-            prompt(rows, model, type, "hybrid predict, 25% of FFN hot, pp" + pp + ", dense batches", prompt.withGpu(GpuOptions.budget(mode, budget[2])), pp, reps, cpu);
-            System.setProperty("powerinfer4j.gpu.hybridDenseFrom", String.valueOf(Integer.MAX_VALUE));
-            try {
-                prompt(rows, model, type, "hybrid predict, 25% of FFN hot, pp" + pp + ", token by token", prompt.withGpu(GpuOptions.budget(mode, budget[2])), pp, reps, cpu);
-            } finally {
-                System.clearProperty("powerinfer4j.gpu.hybridDenseFrom");
-            }
+            // chunks of 64 and of 16 (where the dense batches' F16 dequantization weighs most), each dense and token by token:
+            // where -Dpowerinfer4j.gpu.hybridDenseFrom's crossover lies on this device
+            for (int b : new int[] {64, 16})
+                for (boolean gemms : new boolean[] {true, false}) {
+                    System.setProperty("powerinfer4j.gpu.hybridDenseFrom", gemms ? "1" : String.valueOf(Integer.MAX_VALUE));
+                    try {
+                        prompt(rows, model, type, "hybrid predict, 25% of FFN hot, pp" + pp + " -b " + b + ", " + (gemms ? "dense batches" : "token by token"),
+                                prompt.withBatchSize(b).withGpu(GpuOptions.budget(mode, budget[2])), pp, reps, cpu);
+                    } finally {
+                        System.clearProperty("powerinfer4j.gpu.hybridDenseFrom");
+                    }
+                }
         }
         try (PrintStream p = new PrintStream(Files.newOutputStream(out.resolve("gpu-bench.md")))) {
             p.printf("threads %d, %d decode tokens × %d runs, %s%n%n", threads, tokens, reps, mode);
