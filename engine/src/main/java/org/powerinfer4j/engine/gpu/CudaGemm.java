@@ -36,37 +36,7 @@ final class CudaGemm {
 
     /** out = x·Wᵀ (tokens × rows): op(A) = T over lda = cols; {@code split}: in split precision. */
     void matMul(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens, boolean split) {
-        int rows = w.rows(), cols = w.cols();
-        Checks.floats(x, (long) tokens * cols, "x");
-        Checks.floats(out, (long) tokens * rows, "out");
-        if (rows == 0) return;
-        Cublas blas = CudaBackend.st(s).blas();
-        long wAt = CudaBackend.dev(w.data()).address(), outAt = CudaBackend.dev(out).address();
-        if (w.type() == GGMLType.F32) {
-            blas.gemmEx(Cublas.Op.T, Cublas.Op.N, rows, tokens, cols, 1f, wAt, Cublas.DataType.R_32F, cols, CudaBackend.dev(x).address(),
-                    Cublas.DataType.R_32F, cols, 0f, outAt, Cublas.DataType.R_32F, rows, Cublas.ComputeType.COMPUTE_32F);
-            return;
-        }
-        Inputs in = inputs(s, x, cols, tokens, GpuBackend.gemmScratchBytes(w.type(), rows, cols, tokens, split), split);
-        if (w.type() == GGMLType.F16) {   // exact in F16 already: hi·hi + hi·lo
-            gemm16(blas, Cublas.Op.T, rows, tokens, cols, wAt, cols, in.hi, cols, outAt, rows, 0f);
-            if (in.lo != 0) gemm16(blas, Cublas.Op.T, rows, tokens, cols, wAt, cols, in.lo, cols, outAt, rows, 1f);
-            scaleRows(s, outAt, in.scales, rows, tokens);
-            return;
-        }
-        int per = GpuBackend.gemmSlabRows(rows, cols);
-        long rowBytes = w.type().byteSize(cols);
-        for (int r0 = 0; r0 < rows; r0 += per) {
-            int m = Math.min(per, rows - r0);
-            long[] slab = dequantize(s, w.type(), wAt + r0 * rowBytes, in, m, cols, per);
-            long o = outAt + 4L * r0;
-            gemm16(blas, Cublas.Op.T, m, tokens, cols, slab[0], cols, in.hi, cols, o, rows, 0f);
-            if (in.lo != 0) {
-                gemm16(blas, Cublas.Op.T, m, tokens, cols, slab[0], cols, in.lo, cols, o, rows, 1f);
-                gemm16(blas, Cublas.Op.T, m, tokens, cols, slab[1], cols, in.hi, cols, o, rows, 1f);
-            }
-        }
-        scaleRows(s, outAt, in.scales, rows, tokens);
+        product(s, w, x, out, tokens, split, false);
     }
 
     /**
@@ -75,37 +45,53 @@ final class CudaGemm {
      * matching slice of h and accumulate (beta 1) into y.
      */
     void axpyMatMul(GpuStream s, GpuMatrix w, GpuBuffer h, GpuBuffer y, int tokens) {
-        int rows = w.rows(), cols = w.cols();
-        Checks.floats(h, (long) tokens * rows, "h");
-        Checks.floats(y, (long) tokens * cols, "y");
+        product(s, w, h, y, tokens, GpuBackend.gemmSplit(), true);
+    }
+
+    /** Either product ({@code axpy}: y = h·W, else out = x·Wᵀ), slab by slab of W's rows. */
+    private void product(GpuStream s, GpuMatrix w, GpuBuffer x, GpuBuffer out, int tokens, boolean split, boolean axpy) {
+        int rows = w.rows(), cols = w.cols(), inLen = axpy ? rows : cols, outLen = axpy ? cols : rows;
+        Checks.floats(x, (long) tokens * inLen, axpy ? "h" : "x");
+        Checks.floats(out, (long) tokens * outLen, axpy ? "y" : "out");
+        if (rows == 0) return;
         Cublas blas = CudaBackend.st(s).blas();
-        long wAt = CudaBackend.dev(w.data()).address(), yAt = CudaBackend.dev(y).address();
+        long wAt = CudaBackend.dev(w.data()).address(), outAt = CudaBackend.dev(out).address();
         if (w.type() == GGMLType.F32) {
-            blas.gemmEx(Cublas.Op.N, Cublas.Op.N, cols, tokens, rows, 1f, wAt, Cublas.DataType.R_32F, cols, CudaBackend.dev(h).address(),
-                    Cublas.DataType.R_32F, rows, 0f, yAt, Cublas.DataType.R_32F, cols, Cublas.ComputeType.COMPUTE_32F);
+            slabGemm(blas, axpy, Cublas.DataType.R_32F, rows, cols, tokens, 0, rows, wAt, CudaBackend.dev(x).address(), outAt, 0f);
             return;
         }
-        Inputs in = inputs(s, h, rows, tokens, GpuBackend.axpyGemmScratchBytes(w.type(), rows, cols, tokens), GpuBackend.gemmSplit());
-        if (w.type() == GGMLType.F16) {
-            gemm16(blas, Cublas.Op.N, cols, tokens, rows, wAt, cols, in.hi, rows, yAt, cols, 0f);
-            if (in.lo != 0) gemm16(blas, Cublas.Op.N, cols, tokens, rows, wAt, cols, in.lo, rows, yAt, cols, 1f);
-            scaleRows(s, yAt, in.scales, cols, tokens);
-            return;
-        }
-        int per = GpuBackend.gemmSlabRows(rows, cols);
+        long scratch = axpy ? GpuBackend.axpyGemmScratchBytes(w.type(), rows, cols, tokens) : GpuBackend.gemmScratchBytes(w.type(), rows, cols, tokens, split);
+        Inputs in = inputs(s, x, inLen, tokens, scratch, split);
+        boolean half = w.type() == GGMLType.F16;   // used in place, exact in F16 already: hi·hi + hi·lo
+        int per = half ? rows : GpuBackend.gemmSlabRows(rows, cols);
         long rowBytes = w.type().byteSize(cols);
         for (int r0 = 0; r0 < rows; r0 += per) {
             int m = Math.min(per, rows - r0);
-            long[] slab = dequantize(s, w.type(), wAt + r0 * rowBytes, in, m, cols, per);
-            long hHi = in.hi + 2L * r0, hLo = in.lo + 2L * r0;   // the slab's rows of every token (ldb = rows)
-            float beta = r0 == 0 ? 0f : 1f;
-            gemm16(blas, Cublas.Op.N, cols, tokens, m, slab[0], cols, hHi, rows, yAt, cols, beta);
+            long[] slab = half ? new long[] {wAt, 0} : dequantize(s, w.type(), wAt + r0 * rowBytes, in, m, cols, per);
+            float first = axpy && r0 > 0 ? 1f : 0f;   // the axpy's slabs add up into y; matMul's fill their own rows
+            slabGemm(blas, axpy, Cublas.DataType.R_16F, rows, cols, tokens, r0, m, slab[0], in.hi, outAt, first);
             if (in.lo != 0) {
-                gemm16(blas, Cublas.Op.N, cols, tokens, m, slab[0], cols, hLo, rows, yAt, cols, 1f);
-                gemm16(blas, Cublas.Op.N, cols, tokens, m, slab[1], cols, hHi, rows, yAt, cols, 1f);
+                slabGemm(blas, axpy, Cublas.DataType.R_16F, rows, cols, tokens, r0, m, slab[0], in.lo, outAt, 1f);
+                if (slab[1] != 0) slabGemm(blas, axpy, Cublas.DataType.R_16F, rows, cols, tokens, r0, m, slab[1], in.hi, outAt, 1f);
             }
         }
-        scaleRows(s, yAt, in.scales, cols, tokens);
+        scaleRows(s, outAt, in.scales, outLen, tokens);
+    }
+
+    /**
+     * One slab's GEMM, F32 accumulation and output: W's rows [r0, r0 + m) at {@code a} (row-major, cols wide, of
+     * {@code type}) against the inputs at {@code b} (the whole batch; the axpy takes the slab's rows of it).
+     */
+    private static void slabGemm(Cublas blas, boolean axpy, Cublas.DataType type, int rows, int cols, int tokens, int r0, int m, long a, long b, long c,
+                                 float beta) {
+        if (axpy) {
+            long bytes = type == Cublas.DataType.R_32F ? 4 : 2;
+            blas.gemmEx(Cublas.Op.N, Cublas.Op.N, cols, tokens, m, 1f, a, type, cols, b + bytes * r0, type, rows, beta, c, Cublas.DataType.R_32F, cols,
+                    Cublas.ComputeType.COMPUTE_32F);
+        } else {
+            blas.gemmEx(Cublas.Op.T, Cublas.Op.N, m, tokens, cols, 1f, a, type, cols, b, type, cols, beta, c + 4L * r0, Cublas.DataType.R_32F, rows,
+                    Cublas.ComputeType.COMPUTE_32F);
+        }
     }
 
     /** Addresses in the stream's scratch: the per-token scales, the inputs' F16 high [and low] parts, then the slab. */
@@ -129,11 +115,5 @@ final class CudaGemm {
 
     private void scaleRows(GpuStream s, long out, long scales, int rows, int tokens) {
         cuda.launch(Spec.SCALE_ROWS_F32, Dim3.of(CudaBackend.blocks((long) rows * tokens, THREADS)), THREADS, s, out, scales, rows, tokens);
-    }
-
-    /** C (+)= op(A)·B over F16 operands with F32 accumulation and output (column-major, as cuBLAS). */
-    private static void gemm16(Cublas blas, Cublas.Op opA, int m, int n, int k, long a, int lda, long b, int ldb, long c, int ldc, float beta) {
-        blas.gemmEx(opA, Cublas.Op.N, m, n, k, 1f, a, Cublas.DataType.R_16F, lda, b, Cublas.DataType.R_16F, ldb, beta, c, Cublas.DataType.R_32F, ldc,
-                Cublas.ComputeType.COMPUTE_32F);
     }
 }

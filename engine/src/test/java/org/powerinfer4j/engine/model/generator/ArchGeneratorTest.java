@@ -187,9 +187,11 @@ class ArchGeneratorTest {
 
     private void hybridWhereItCan(ModelArch arch, GpuMode mode) throws Exception {
         Path p = file(arch, 0.9);
-        ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(mode, (1 << 20) + (384 << 10)));   // CUDA's 1 MiB stream scratch reserve + part of the FFN
+        int batch = options(SparseMode.PREDICT).batchSize();
+        long dense = denseBatchWorkspace(p, batch);   // the workspace a chunk's dense device batches add
+        ModelOptions gpu = options(SparseMode.PREDICT).withSparseStats(false).withGpu(GpuOptions.budget(mode, (1 << 20) + (384 << 10) + dense));   // CUDA's 1 MiB stream scratch reserve + part of the FFN
         if (arch == ModelArch.OPT)   // its attention blocks go first, with buffers (and GEMM scratch) for a prompt chunk
-            gpu = gpu.withGpu(GpuOptions.budget(mode, (7 << 20) / 4 + chunkBuffers(p, gpu.contextLength(), gpu.batchSize())));
+            gpu = gpu.withGpu(GpuOptions.budget(mode, (7 << 20) / 4 + chunkBuffers(p, gpu.contextLength(), gpu.batchSize()) + dense));
         try (Model m = Model.open(p, gpu)) {
             m.newSession().close();
             assertThat(m.hybridFeedForward()).as("the hybrid FFN takes %s (OPT: with its biases)", arch).isNotNull();
@@ -229,6 +231,25 @@ class ArchGeneratorTest {
     }
 
     /** What the attention blocks' session state for chunks of {@code batch} tokens adds to their one-token footprint. */
+    /**
+     * Planned hybrid workspace bytes that chunks of {@code batch} tokens add by running as GEMMs on the device
+     * (every token's predictor and hot-row values, the GEMMs' stream scratch): the footprint against the same without
+     * dense batches ({@code -Dpowerinfer4j.gpu.hybridDenseFrom} above the batch).
+     */
+    private static long denseBatchWorkspace(Path p, int batch) throws Exception {
+        try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(p)) {
+            var w = org.powerinfer4j.engine.model.ModelWeights.load(f, org.powerinfer4j.engine.model.ModelConfig.fromGGUF(f));
+            long dense = org.powerinfer4j.engine.backend.HybridPlacement.footprint(w, batch).workspace();
+            String key = "powerinfer4j.gpu.hybridDenseFrom";
+            System.setProperty(key, String.valueOf(batch + 1));
+            try {
+                return dense - org.powerinfer4j.engine.backend.HybridPlacement.footprint(w, batch).workspace();
+            } finally {
+                System.clearProperty(key);
+            }
+        }
+    }
+
     private static long chunkBuffers(Path p, int ctx, int batch) throws Exception {
         try (org.powerinfer4j.engine.gguf.GGUFFile f = org.powerinfer4j.engine.gguf.GGUFFile.open(p)) {
             var c = org.powerinfer4j.engine.model.ModelConfig.fromGGUF(f);
