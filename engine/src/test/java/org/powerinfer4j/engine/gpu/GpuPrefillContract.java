@@ -66,15 +66,22 @@ abstract class GpuPrefillContract {
     @Test
     void matMulInRowSlabsMatchesFloat64() {
         Random rnd = new Random(42);
-        String key = "powerinfer4j.gpu.gemmSlabHalves";
-        String before = System.getProperty(key);
-        System.setProperty(key, String.valueOf(10 * 256));   // 10 rows of 256 per slab: 4 slabs for 37 rows
-        try {
+        withSlabHalves(10 * 256, () -> {   // 10 rows of 256 per slab: 4 slabs for 37 rows
             for (GGMLType t : new GGMLType[] {GGMLType.Q4_0, GGMLType.Q6_K}) {
                 Tensor w = TestWeights.random("w", t, 37, 256, rnd, arena);
                 assertThat(GpuBackend.gemmSlabRows(37, 256)).isEqualTo(10);
                 matMulCase(w, 12, rnd, t + " in slabs", gemmTolerance(t, 12));
             }
+        });
+    }
+
+    /** Runs {@code r} with {@code -Dpowerinfer4j.gpu.gemmSlabHalves=halves}, restoring it after. */
+    private static void withSlabHalves(int halves, Runnable r) {
+        String key = "powerinfer4j.gpu.gemmSlabHalves";
+        String before = System.getProperty(key);
+        System.setProperty(key, String.valueOf(halves));
+        try {
+            r.run();
         } finally {
             if (before == null) System.clearProperty(key);
             else System.setProperty(key, before);
@@ -106,20 +113,28 @@ abstract class GpuPrefillContract {
     }
 
     private void matMulCase(Tensor w, float[] x, int tokens, String what, double tolerance) {
-        int rows = w.rows(), cols = w.rowLength();
-        double[] exp = new double[tokens * rows], mag = new double[tokens * rows];
+        productCase(w, x, tokens, false, what, tolerance);
+    }
+
+    /** out = x·Wᵀ ({@link GpuBackend#matMul}) or, with {@code axpy}, h·W ({@link GpuBackend#axpyMatMul}) against float64. */
+    private void productCase(Tensor w, float[] in, int tokens, boolean axpy, String what, double tolerance) {
+        int rows = w.rows(), cols = w.rowLength(), outLen = axpy ? cols : rows;
+        double[] exp = new double[tokens * outLen], mag = new double[tokens * outLen];
         for (int r = 0; r < rows; r++) {
             float[] row = TestWeights.row(w, r);
             for (int k = 0; k < tokens; k++)
                 for (int c = 0; c < cols; c++) {
-                    exp[k * rows + r] += (double) row[c] * x[k * cols + c];
-                    mag[k * rows + r] += Math.abs((double) row[c] * x[k * cols + c]);
+                    double p = axpy ? (double) in[k * rows + r] * row[c] : (double) row[c] * in[k * cols + c];
+                    int o = k * outLen + (axpy ? c : r);
+                    exp[o] += p;
+                    mag[o] += Math.abs(p);
                 }
         }
         GpuMatrix m = gpu.uploadMatrix(s, w);
-        try (GpuBuffer xb = gpu.uploadFloats(s, x); GpuBuffer out = gpu.allocate(4L * tokens * rows + 64)) {
-            gpu.matMul(s, m, xb, out, tokens);
-            assertClose(gpu.downloadFloats(s, out, 0, tokens * rows), exp, mag, tolerance, what);
+        try (GpuBuffer xb = gpu.uploadFloats(s, in); GpuBuffer out = gpu.allocate(4L * tokens * outLen + 64)) {
+            if (axpy) gpu.axpyMatMul(s, m, xb, out, tokens);
+            else gpu.matMul(s, m, xb, out, tokens);
+            assertClose(gpu.downloadFloats(s, out, 0, tokens * outLen), exp, mag, tolerance, what);
         } finally {
             m.data().close();
         }
@@ -145,39 +160,17 @@ abstract class GpuPrefillContract {
             }
             axpyMatMulCase(w, h, tokens, t + " with rows beyond 65504", gemmTolerance(t, tokens));
         }
-        String key = "powerinfer4j.gpu.gemmSlabHalves";
-        String before = System.getProperty(key);
-        System.setProperty(key, String.valueOf(10 * 96));   // 10 rows of 96 per slab: 5 slabs for 45 rows
-        try {
+        withSlabHalves(10 * 96, () -> {   // 10 rows of 96 per slab: 5 slabs for 45 rows
             for (GGMLType t : new GGMLType[] {GGMLType.Q8_0, GGMLType.Q4_0}) {
                 Tensor w = TestWeights.random("down_t", t, 45, 96, rnd, arena);
                 assertThat(GpuBackend.gemmSlabRows(45, 96)).isEqualTo(10);
                 axpyMatMulCase(w, TestWeights.floats(rnd, 12 * 45, 0.5f), 12, t + " in slabs", gemmTolerance(t, 12));
             }
-        } finally {
-            if (before == null) System.clearProperty(key);
-            else System.setProperty(key, before);
-        }
+        });
     }
 
     private void axpyMatMulCase(Tensor w, float[] h, int tokens, String what, double tolerance) {
-        int rows = w.rows(), cols = w.rowLength();
-        double[] exp = new double[tokens * cols], mag = new double[tokens * cols];
-        for (int r = 0; r < rows; r++) {
-            float[] row = TestWeights.row(w, r);
-            for (int k = 0; k < tokens; k++)
-                for (int c = 0; c < cols; c++) {
-                    exp[k * cols + c] += (double) h[k * rows + r] * row[c];
-                    mag[k * cols + c] += Math.abs((double) h[k * rows + r] * row[c]);
-                }
-        }
-        GpuMatrix m = gpu.uploadMatrix(s, w);
-        try (GpuBuffer hb = gpu.uploadFloats(s, h); GpuBuffer y = gpu.allocate(4L * tokens * cols + 64)) {
-            gpu.axpyMatMul(s, m, hb, y, tokens);
-            assertClose(gpu.downloadFloats(s, y, 0, tokens * cols), exp, mag, tolerance, what);
-        } finally {
-            m.data().close();
-        }
+        productCase(w, h, tokens, true, what, tolerance);
     }
 
     /** maskRows zeroes exactly the rows whose neuron (through the row map, or itself) the token's mask leaves out. */
