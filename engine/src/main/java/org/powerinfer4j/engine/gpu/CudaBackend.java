@@ -18,7 +18,9 @@ import org.powerinfer4j.engine.tensor.GGMLType;
  * (JIT-compiled by the driver at load) and one non-blocking CUDA stream per {@link GpuStream}. Launch shapes:
  * mat-vec one warp per row (8 rows per 256-thread block); axpy 512-column tiles × row splits chosen to give about
  * four blocks per multiprocessor, then a fixed-order reduction of the splits; attention one block per head × context
- * splits (flash-decoding) merged by a combine kernel. Per-stream workspaces hold the split partials.
+ * splits (flash-decoding) merged by a combine kernel, a prompt chunk's attention one block per 16 queries × head
+ * (flash attention); prompt products through {@link CudaGemm}. Per-stream workspaces hold the split partials and the
+ * GEMMs' F16 operands.
  */
 public final class CudaBackend implements GpuBackend {
     static final int THREADS = 256;
