@@ -177,6 +177,47 @@ class DeviceFootprintTest {
         hybrid(fraction, true);
     }
 
+    /**
+     * A hybrid FFN whose calls of {@link HybridDenseBatchTest#ROWS} rows run as GEMMs: its workspace holds every
+     * token's predictor and hot-row values, exactly as the footprint lists them, and on CUDA a dense call's scratch
+     * stays within the stream reserve the footprint charges.
+     */
+    private static void denseHybrid(boolean cuda) throws Throwable {
+        try (HybridHarness h = new HybridHarness(0f)) {
+            FaultyBackend counting = new FaultyBackend(device(cuda).get(), Long.MAX_VALUE);
+            long emuBefore = emuInUse();
+            HybridPlacement p = h.planned(0.5);
+            try (HybridFeedForward ffn = new HybridFeedForward(counting, false, p, h.weights(), h.config().activation(), 0f, h.downT(),
+                    HybridDenseBatchTest.ROWS, ColdMaskSource.GPU_EVENT, null, null)) {
+                assertThat(ffn.gpuActive()).isTrue();
+                HybridDenseBatchTest.call(h, ffn, 0, new float[HybridDenseBatchTest.ROWS * h.config().dim()], new float[HybridDenseBatchTest.ROWS * h.config().dim()]);
+                DeviceFootprint fp = ffn.footprint();
+                int kMax = java.util.Arrays.stream(p.hotCounts()).max().orElseThrow();
+                assertThat(fp.allocations()).as("dense calls' hot activations").anyMatch(a -> a.label().equals("hot activation") && a.bytes() == 4L * kMax * HybridDenseBatchTest.ROWS);
+                assertThat(counting.requests()).as("allocations, in order").containsExactlyElementsOf(bytes(fp));
+                assertThat(counting.allocated()).isEqualTo(fp.allocatedBytes()).isEqualTo(ffn.deviceBytes());
+                if (emuBefore >= 0) {
+                    long raw = 0;
+                    for (long b : counting.requests()) raw += b;
+                    assertThat(CudaEmu.deviceBytesInUse() - emuBefore).isBetween(raw, raw + fp.totalBytes() - fp.allocatedBytes());
+                }
+            } finally {
+                counting.close();
+            }
+        }
+    }
+
+    @Test
+    void denseHybridBatchesAllocateTheirFootprintSimulated() throws Throwable {
+        denseHybrid(false);
+    }
+
+    @Tag("gpu")
+    @Test
+    void denseHybridBatchesAllocateTheirFootprintOnCuda() throws Throwable {
+        denseHybrid(true);
+    }
+
     /** The whole hybrid model under two budgets: plan's footprint is the model's, and what the device holds. */
     @ParameterizedTest(name = "hybrid model, budget {0} bytes")
     @CsvSource({"150000", "900000", "4000000"})

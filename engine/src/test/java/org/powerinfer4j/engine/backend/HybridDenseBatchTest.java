@@ -95,7 +95,7 @@ class HybridDenseBatchTest {
         return new HybridFeedForward(gpu, false, p, h.weights(), h.config().activation(), h.threshold, h.downT(), ROWS, mask, null, warnings::add);
     }
 
-    private static float[] call(HybridHarness h, FeedForward ffn, int layer, float[] x, float[] residual) {
+    static float[] call(HybridHarness h, FeedForward ffn, int layer, float[] x, float[] residual) {
         try (InferenceState s = new InferenceState(h.config(), HybridHarness.CONTEXT, ROWS, HybridHarness.THREADS, GGMLType.F32)) {
             System.arraycopy(x, 0, s.ffnInput(), 0, x.length);
             System.arraycopy(residual, 0, s.residual(), 0, residual.length);
