@@ -410,9 +410,14 @@ public final class CudaBackend implements GpuBackend {
     }
 
     private static Spec attentionKernel(GGMLType kvType) {
+        return attentionKernel(kvType, false);
+    }
+
+    /** The attention kernel for a cache of {@code kvType}: one query per block, or ({@code tiled}) a chunk's flash attention. */
+    private static Spec attentionKernel(GGMLType kvType, boolean tiled) {
         return switch (kvType) {
-            case F32 -> Spec.ATTENTION_F32;
-            case F16 -> Spec.ATTENTION_F16KV;
+            case F32 -> tiled ? Spec.FLASH_ATTENTION_F32 : Spec.ATTENTION_F32;
+            case F16 -> tiled ? Spec.FLASH_ATTENTION_F16KV : Spec.ATTENTION_F16KV;
             default -> throw new IllegalArgumentException("the device KV cache is F32 or F16, not " + kvType);
         };
     }
@@ -431,21 +436,13 @@ public final class CudaBackend implements GpuBackend {
         if (tokens == 0) return;
         if (tiledAttention()) {   // one block per (tile of 16 queries, head), the tile's keys and values staged once
             long tiles = (tokens + PtxKernels.FLASH_QUERY_TILE - 1) / PtxKernels.FLASH_QUERY_TILE;
-            launch(flashKernel(kvType), Dim3.of(blocks(tiles * heads, 1)), PtxKernels.ATTENTION_THREADS, s,
+            launch(attentionKernel(kvType, true), Dim3.of(blocks(tiles * heads, 1)), PtxKernels.ATTENTION_THREADS, s,
                     dev(q), dev(k), dev(v), dev(out), heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), tokens, window);
             return;
         }
         // one block per (token, head), no context splits: a batch has blocks enough
         launch(attentionKernel(kvType), Dim3.of(blocks((long) tokens * heads, 1)), PtxKernels.ATTENTION_THREADS, s, dev(q), dev(k), dev(v), dev(out), null,
                 heads, kvHeads, headDim, kvStride, nKv, scale, softcap, dev(sinks), 1, tokens, window);
-    }
-
-    private static Spec flashKernel(GGMLType kvType) {
-        return switch (kvType) {
-            case F32 -> Spec.FLASH_ATTENTION_F32;
-            case F16 -> Spec.FLASH_ATTENTION_F16KV;
-            default -> throw new IllegalArgumentException("the device KV cache is F32 or F16, not " + kvType);
-        };
     }
 
     /**

@@ -320,9 +320,14 @@ public interface GpuBackend extends AutoCloseable {
 
     /** The same in split precision ({@code split}, as {@link #matMulPrecise}) or not. */
     static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens, boolean split) {
+        return gemmScratchBytes(type, rows, cols, cols, tokens, split);
+    }
+
+    /** Scales, {@code inputs}-wide F16 inputs [hi, lo] and, for quantized W, one dequantized slab [hi, lo]. */
+    private static long gemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int inputs, int tokens, boolean split) {
         if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
         int parts = split ? 2 : 1;   // split precision: a high and a low F16 part of each operand
-        long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, cols);
+        long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, inputs);
         return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
     }
 
@@ -332,10 +337,7 @@ public interface GpuBackend extends AutoCloseable {
      * below {@link #gemmFrom()} tokens.
      */
     static long axpyGemmScratchBytes(org.powerinfer4j.engine.tensor.GGMLType type, int rows, int cols, int tokens) {
-        if (tokens < gemmFrom() || type == org.powerinfer4j.engine.tensor.GGMLType.F32) return 0;
-        int parts = gemmSplit() ? 2 : 1;
-        long x = gemmScaleBytes(tokens) + parts * gemmInputBytes(tokens, rows);
-        return type == org.powerinfer4j.engine.tensor.GGMLType.F16 ? x : x + parts * 2L * gemmSlabRows(rows, cols) * cols;
+        return gemmScratchBytes(type, rows, cols, rows, tokens, gemmSplit());
     }
 
     /** Bytes of a GEMM's per-token input scales (a power of two each, keeping large rows inside F16's range), padded to 256. */
